@@ -1,0 +1,3 @@
+module github.com/sparrow-cli/sparrow/plugins
+
+go 1.26

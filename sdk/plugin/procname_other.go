@@ -1,0 +1,5 @@
+//go:build !linux
+
+package plugin
+
+func setProcessName(string) {}

@@ -1,0 +1,195 @@
+package sandbox
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"sync"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	pb "github.com/sparrow-cli/sparrow/sdk/proto/sparrow/v1"
+)
+
+// execServerStream is the server side of Sandbox.Exec and Host.Exec: both
+// speak the same messages.
+type execServerStream = grpc.BidiStreamingServer[pb.ExecInput, pb.ExecOutput]
+
+// execClientStream is the client side of Sandbox.Exec and Host.Exec.
+type execClientStream = grpc.BidiStreamingClient[pb.ExecInput, pb.ExecOutput]
+
+// chunkSize bounds one stdin or output message.
+const chunkSize = 32 << 10
+
+// serveExec adapts one Exec stream to a Go exec function: the first message
+// must be ExecStart; later ones feed stdin and signals; output and the exit
+// status flow back.
+func serveExec(stream execServerStream, run func(ctx context.Context, start *pb.ExecStart, io IO) (Exit, error)) error {
+	first, err := stream.Recv()
+	if err != nil {
+		return err
+	}
+	start := first.GetStart()
+	if start == nil {
+		return status.Error(codes.InvalidArgument, "exec stream must begin with an ExecStart message")
+	}
+	if len(start.GetArgv()) == 0 {
+		return status.Error(codes.InvalidArgument, "exec: argv is empty")
+	}
+	ctx, cancel := context.WithCancel(stream.Context())
+	defer cancel()
+
+	stdinR, stdinW := io.Pipe()
+	signals := make(chan string, 8)
+	go pumpExecInput(stream, stdinW, signals)
+
+	var mu sync.Mutex
+	send := func(out *pb.ExecOutput) error {
+		mu.Lock()
+		defer mu.Unlock()
+		return stream.Send(out)
+	}
+	stdout := outputWriter(func(b []byte) error { return send(&pb.ExecOutput{Output: &pb.ExecOutput_Stdout{Stdout: b}}) })
+	stderr := outputWriter(func(b []byte) error { return send(&pb.ExecOutput{Output: &pb.ExecOutput_Stderr{Stderr: b}}) })
+
+	exit, err := run(ctx, start, IO{Stdin: stdinR, Stdout: stdout, Stderr: stderr, Signals: signals})
+	_ = stdinR.Close()
+	if err != nil {
+		if _, ok := status.FromError(err); ok {
+			return err
+		}
+		return status.Error(codes.Unknown, err.Error())
+	}
+	return send(&pb.ExecOutput{Output: &pb.ExecOutput_Exit{Exit: exitToProto(exit)}})
+}
+
+// pumpExecInput feeds stdin and signals from the stream until it ends.
+func pumpExecInput(stream execServerStream, stdin *io.PipeWriter, signals chan<- string) {
+	defer close(signals)
+	for {
+		in, err := stream.Recv()
+		if err != nil {
+			_ = stdin.Close()
+			return
+		}
+		switch v := in.GetInput().(type) {
+		case *pb.ExecInput_Stdin:
+			if _, err := stdin.Write(v.Stdin); err != nil {
+				// The command stopped reading; drop the rest.
+				continue
+			}
+		case *pb.ExecInput_CloseStdin:
+			_ = stdin.Close()
+		case *pb.ExecInput_Signal:
+			select {
+			case signals <- v.Signal:
+			default: // nobody is listening; a pending signal is enough
+			}
+		}
+	}
+}
+
+// outputWriter sends each write as one or more output messages.
+type outputWriter func([]byte) error
+
+func (w outputWriter) Write(p []byte) (int, error) {
+	n := 0
+	for len(p) > 0 {
+		c := min(len(p), chunkSize)
+		if err := w(append([]byte(nil), p[:c]...)); err != nil {
+			return n, err
+		}
+		n += c
+		p = p[c:]
+	}
+	return n, nil
+}
+
+// runExec drives the client side of an Exec stream to completion.
+func runExec(ctx context.Context, stream execClientStream, start *pb.ExecStart, cio IO) (Exit, error) {
+	var mu sync.Mutex
+	send := func(in *pb.ExecInput) error {
+		mu.Lock()
+		defer mu.Unlock()
+		return stream.Send(in)
+	}
+	if err := send(&pb.ExecInput{Input: &pb.ExecInput_Start{Start: start}}); err != nil {
+		return Exit{}, fmt.Errorf("exec: send start: %w", err)
+	}
+	if cio.Stdin == nil {
+		if err := send(&pb.ExecInput{Input: &pb.ExecInput_CloseStdin{CloseStdin: true}}); err != nil {
+			return Exit{}, fmt.Errorf("exec: close stdin: %w", err)
+		}
+	} else {
+		go pumpStdin(cio.Stdin, send)
+	}
+	done := make(chan struct{})
+	defer close(done)
+	if cio.Signals != nil {
+		go func() {
+			for {
+				select {
+				case <-done:
+					return
+				case sig, ok := <-cio.Signals:
+					if !ok {
+						return
+					}
+					_ = send(&pb.ExecInput{Input: &pb.ExecInput_Signal{Signal: sig}})
+				}
+			}
+		}()
+	}
+	stdout, stderr := orDiscard(cio.Stdout), orDiscard(cio.Stderr)
+	for {
+		out, err := stream.Recv()
+		if err != nil {
+			if ctx.Err() != nil {
+				return Exit{}, ctx.Err()
+			}
+			if errors.Is(err, io.EOF) {
+				return Exit{}, errors.New("exec: stream ended without an exit status")
+			}
+			return Exit{}, err
+		}
+		switch v := out.GetOutput().(type) {
+		case *pb.ExecOutput_Stdout:
+			if _, err := stdout.Write(v.Stdout); err != nil {
+				return Exit{}, fmt.Errorf("exec: write stdout: %w", err)
+			}
+		case *pb.ExecOutput_Stderr:
+			if _, err := stderr.Write(v.Stderr); err != nil {
+				return Exit{}, fmt.Errorf("exec: write stderr: %w", err)
+			}
+		case *pb.ExecOutput_Exit:
+			_ = stream.CloseSend()
+			return exitFromProto(v.Exit), nil
+		}
+	}
+}
+
+func pumpStdin(r io.Reader, send func(*pb.ExecInput) error) {
+	buf := make([]byte, chunkSize)
+	for {
+		n, err := r.Read(buf)
+		if n > 0 {
+			if send(&pb.ExecInput{Input: &pb.ExecInput_Stdin{Stdin: append([]byte(nil), buf[:n]...)}}) != nil {
+				return
+			}
+		}
+		if err != nil {
+			_ = send(&pb.ExecInput{Input: &pb.ExecInput_CloseStdin{CloseStdin: true}})
+			return
+		}
+	}
+}
+
+func orDiscard(w io.Writer) io.Writer {
+	if w == nil {
+		return io.Discard
+	}
+	return w
+}
