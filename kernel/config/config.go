@@ -138,7 +138,8 @@ type Config struct {
 	// key, token, secret or password. See [Config.MarkSensitive].
 	Sensitive map[string]bool
 
-	getenv func(string) string
+	getenv     func(string) string
+	ruleRanges map[string]hcl.Range // first definition of each routing rule
 }
 
 // Plugin says how the plugin host finds and pins one plugin.
@@ -170,10 +171,11 @@ type Component struct {
 	// Enabled is false when the component must not be used.
 	Enabled bool
 	// Bodies are the plugin-specific remainders of the block, one per
-	// layer that defined it, earliest layer first.
+	// layer that defined it, earliest layer first; pass them to
+	// [DecodeComponent].
 	Bodies []hcl.Body
-
-	sources []Source
+	// Sources names the layer of each body (user or project).
+	Sources []Source
 }
 
 // Model is a named model definition.
@@ -345,6 +347,8 @@ func defaults(paths Paths, getenv func(string) string) *Config {
 		Origins:   map[string]Origin{},
 		Sensitive: map[string]bool{},
 		getenv:    getenv,
+
+		ruleRanges: map[string]hcl.Range{},
 	}
 	for _, key := range []string{
 		"model", "sandbox", "log_level", "verify_command", "trusted_projects",

@@ -1,0 +1,304 @@
+package kernel
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/Masterminds/semver/v3"
+	"github.com/hashicorp/hcl/v2"
+
+	"github.com/sparrow-cli/sparrow/kernel/config"
+	"github.com/sparrow-cli/sparrow/kernel/pluginhost"
+	"github.com/sparrow-cli/sparrow/sdk/plugin"
+	"github.com/sparrow-cli/sparrow/sdk/provider"
+	"github.com/sparrow-cli/sparrow/sdk/sandbox"
+)
+
+// DiagnosticsError carries config diagnostics (file:line:col) out of an
+// operation that returns error.
+type DiagnosticsError struct{ Diags hcl.Diagnostics }
+
+func (e *DiagnosticsError) Error() string { return e.Diags.Error() }
+
+// PluginDirs returns where plugins are searched, in order: each config
+// plugin block's source path, the data directory, then extra.
+func (k *Kernel) PluginDirs() []string {
+	var dirs []string
+	for _, name := range sortedKeys(k.Config.Plugins) {
+		if src := k.Config.Plugins[name].Source; isPath(src) {
+			dirs = append(dirs, filepath.Dir(expandHome(src, k.opts.Getenv)))
+		}
+	}
+	if d := k.Config.Paths.DataDir; d != "" {
+		dirs = append(dirs, filepath.Join(d, "plugins"))
+	}
+	return append(dirs, k.opts.PluginDirs...)
+}
+
+func isPath(s string) bool {
+	return strings.HasPrefix(s, "/") || strings.HasPrefix(s, "./") || strings.HasPrefix(s, "../") || strings.HasPrefix(s, "~/")
+}
+
+func expandHome(p string, getenv func(string) string) string {
+	if rest, ok := strings.CutPrefix(p, "~/"); ok {
+		return filepath.Join(getenv("HOME"), rest)
+	}
+	return p
+}
+
+// pluginSpecs discovers manifests and applies each plugin's config block:
+// enabled, version constraint, hash pin and extra environment.
+func (k *Kernel) pluginSpecs() ([]pluginhost.Spec, hcl.Diagnostics) {
+	manifests, diags := pluginhost.Discover(k.PluginDirs())
+	k.Discovered = manifests
+	k.pluginOrigins = map[string]string{}
+	k.unavailable = map[string]string{}
+	var specs []pluginhost.Spec
+	for _, m := range manifests {
+		k.pluginOrigins[m.Name] = filepath.Dir(m.File)
+		block, ok := k.Config.Plugins[m.Name]
+		if !ok {
+			specs = append(specs, pluginhost.Spec{Manifest: m})
+			continue
+		}
+		if !block.Enabled {
+			k.unavailable[m.Name] = "disabled by " + k.Config.Origins["plugin."+m.Name+".enabled"].String()
+			continue
+		}
+		if block.Version != "" {
+			c, err := semver.NewConstraint(block.Version)
+			if err == nil && !c.Check(m.Version) {
+				k.unavailable[m.Name] = fmt.Sprintf("version %s does not satisfy %q (%s)", m.Version, block.Version,
+					k.Config.Origins["plugin."+m.Name+".version"])
+				continue
+			}
+		}
+		mc := *m
+		mc.Capabilities.Env = union(m.Capabilities.Env, block.Env)
+		spec := pluginhost.Spec{Manifest: &mc, SHA256: strings.ToLower(block.SHA256)}
+		if spec.SHA256 != "" {
+			spec.PinnedBy = k.Config.Origins["plugin."+m.Name+".sha256"].String()
+		}
+		specs = append(specs, spec)
+	}
+	return specs, diags
+}
+
+// Unavailable says why a discovered plugin will not be started, or "".
+func (k *Kernel) Unavailable(name string) string { return k.unavailable[name] }
+
+func union(a, b []string) []string {
+	out := slices.Clone(a)
+	for _, s := range b {
+		if !slices.Contains(out, s) {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
+}
+
+// component resolves a configured component to the plugin serving it,
+// starts that plugin and configures the component from its HCL block,
+// once per Kernel.
+func (k *Kernel) component(ctx context.Context, kind plugin.Kind, name string) (*pluginhost.Plugin, string, error) {
+	key := string(kind) + "." + name
+	k.mu.Lock()
+	done, ok := k.configured[key]
+	k.mu.Unlock()
+	if ok {
+		return done.p, done.component, done.err
+	}
+	p, comp, err := k.resolve(ctx, kind, name)
+	k.mu.Lock()
+	if k.configured == nil {
+		k.configured = map[string]configured{}
+	}
+	k.configured[key] = configured{p: p, component: comp, err: err}
+	k.mu.Unlock()
+	return p, comp, err
+}
+
+type configured struct {
+	p         *pluginhost.Plugin
+	component string
+	err       error
+}
+
+func (k *Kernel) resolve(ctx context.Context, kind plugin.Kind, name string) (*pluginhost.Plugin, string, error) {
+	block := componentBlocks(k.Config, kind)[name]
+	if block != nil && !block.Enabled {
+		return nil, "", fmt.Errorf("%s %s is disabled (%s)", kind, name, k.Config.Origins[string(kind)+"."+name+".enabled"])
+	}
+	pluginName, component := "", name
+	if block != nil && block.Plugin != "" {
+		pluginName = block.Plugin
+	} else if m, ok := k.Plugins.Find(kind, name); ok {
+		pluginName = m.Name
+	} else {
+		return nil, "", k.notFound(kind, name)
+	}
+	if why := k.unavailable[pluginName]; why != "" {
+		return nil, "", fmt.Errorf("%s %s needs plugin %s, which is unavailable: %s", kind, name, pluginName, why)
+	}
+	p, err := k.Plugins.Start(ctx, pluginName)
+	if err != nil {
+		return nil, "", err
+	}
+	if !slices.ContainsFunc(p.Info.Components, func(c plugin.ComponentInfo) bool { return c.Name == component }) {
+		if len(p.Info.Components) != 1 {
+			return nil, "", fmt.Errorf("plugin %s serves no %s %q", pluginName, kind, name)
+		}
+		component = p.Info.Components[0].Name
+	}
+	if err := k.configure(ctx, p, kind, name, component, block); err != nil {
+		return nil, "", err
+	}
+	return p, component, nil
+}
+
+func (k *Kernel) notFound(kind plugin.Kind, name string) error {
+	var have []string
+	for _, m := range k.Plugins.Manifests() {
+		if m.Kind == kind {
+			have = append(have, m.Components...)
+		}
+	}
+	if len(have) == 0 {
+		return fmt.Errorf("no plugin serves %s %q, and no %s plugins are installed (searched %s)", kind, name, kind, strings.Join(k.PluginDirs(), ", "))
+	}
+	slices.Sort(have)
+	return fmt.Errorf("no plugin serves %s %q; available: %s", kind, name, strings.Join(have, ", "))
+}
+
+func componentBlocks(cfg *config.Config, kind plugin.Kind) map[string]*config.Component {
+	switch kind {
+	case plugin.KindProvider:
+		return cfg.Providers
+	case plugin.KindSandbox:
+		return cfg.Sandboxes
+	case plugin.KindTool:
+		return cfg.Tools
+	default:
+		return cfg.Surfaces
+	}
+}
+
+// configure decodes a component's HCL block against the schema its plugin
+// declares, so mistakes are reported at file:line like any config error,
+// and hands the result to the plugin.
+func (k *Kernel) configure(ctx context.Context, p *pluginhost.Plugin, kind plugin.Kind, name, component string, block *config.Component) error {
+	schema, err := p.Schema(ctx, component)
+	if err != nil {
+		return err
+	}
+	specs, err := attrSpecs(schema)
+	if err != nil {
+		return fmt.Errorf("plugin %s: %s %s: %w", p.Manifest.Name, kind, component, err)
+	}
+	k.Config.MarkSensitive(string(kind), name, specs)
+	var bodies []hcl.Body
+	if block != nil {
+		bodies = block.Bodies
+	}
+	values, diags := config.DecodeComponent(bodies, specs, k.opts.Getenv)
+	if diags.HasErrors() {
+		return &DiagnosticsError{Diags: diags}
+	}
+	raw, err := json.Marshal(jsonValues(values))
+	if err != nil {
+		return fmt.Errorf("%s %s: encode config: %w", kind, name, err)
+	}
+	return p.Configure(ctx, component, plugin.Config{Values: raw, Workspace: k.opts.Workspace})
+}
+
+// attrSpecs converts a plugin's declared schema into config's terms.
+// Durations travel as Go duration strings; defaults arrive as JSON values.
+func attrSpecs(s plugin.Schema) ([]config.AttrSpec, error) {
+	out := make([]config.AttrSpec, 0, len(s.Attributes))
+	for _, a := range s.Attributes {
+		spec := config.AttrSpec{Name: a.Name, Type: a.Type.String(), Required: a.Required, Sensitive: a.Sensitive}
+		if a.Default != nil {
+			d, err := defaultValue(a)
+			if err != nil {
+				return nil, fmt.Errorf("attribute %s: default: %w", a.Name, err)
+			}
+			spec.Default = d
+		}
+		out = append(out, spec)
+	}
+	return out, nil
+}
+
+func defaultValue(a plugin.Attribute) (any, error) {
+	raw, err := json.Marshal(a.Default)
+	if err != nil {
+		return nil, err
+	}
+	switch a.Type {
+	case plugin.ListOfString:
+		var v []string
+		return v, json.Unmarshal(raw, &v)
+	case plugin.MapOfString:
+		var v map[string]string
+		return v, json.Unmarshal(raw, &v)
+	case plugin.Duration:
+		var s string
+		if err := json.Unmarshal(raw, &s); err != nil {
+			return nil, err
+		}
+		return time.ParseDuration(s)
+	case plugin.Number:
+		var v float64
+		return v, json.Unmarshal(raw, &v)
+	case plugin.Bool:
+		var v bool
+		return v, json.Unmarshal(raw, &v)
+	default:
+		var v string
+		return v, json.Unmarshal(raw, &v)
+	}
+}
+
+func jsonValues(values map[string]any) map[string]any {
+	out := make(map[string]any, len(values))
+	for k, v := range values {
+		if d, ok := v.(time.Duration); ok {
+			v = d.String()
+		}
+		out[k] = v
+	}
+	return out
+}
+
+// Sandbox returns the named sandbox backend, started and configured.
+func (k *Kernel) Sandbox(ctx context.Context, name string) (sandbox.Sandbox, error) {
+	p, comp, err := k.component(ctx, plugin.KindSandbox, name)
+	if err != nil {
+		return nil, err
+	}
+	return p.Sandbox(comp)
+}
+
+// Provider returns the named provider, started and configured.
+func (k *Kernel) Provider(ctx context.Context, name string) (provider.Provider, error) {
+	p, comp, err := k.component(ctx, plugin.KindProvider, name)
+	if err != nil {
+		return nil, err
+	}
+	return p.Provider(comp)
+}
+
