@@ -301,4 +301,3 @@ func (k *Kernel) Provider(ctx context.Context, name string) (provider.Provider, 
 	}
 	return p.Provider(comp)
 }
-

@@ -16,8 +16,8 @@ import (
 	"sync"
 	"syscall"
 
-	mcli "github.com/mitchellh/cli"
 	"github.com/hashicorp/hcl/v2"
+	mcli "github.com/mitchellh/cli"
 
 	"github.com/sparrow-cli/sparrow/kernel"
 	"github.com/sparrow-cli/sparrow/kernel/config"

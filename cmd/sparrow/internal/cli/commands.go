@@ -63,17 +63,17 @@ func (g *group) Run([]string) int { return mcli.RunResultHelp }
 
 func (a *app) commands() map[string]mcli.CommandFactory {
 	cmds := map[string]mcli.Command{
-		"version":          a.versionCmd(),
-		"plugin":           &group{name: "plugin", synopsis: "Inspect the plugins Sparrow can load", app: a},
-		"plugin list":      a.pluginListCmd(),
-		"plugin info":      a.pluginInfoCmd(),
-		"config":           &group{name: "config", synopsis: "Show and check configuration", app: a},
-		"config show":      a.configShowCmd(),
-		"config validate":  a.configValidateCmd(),
-		"doctor":           a.doctorCmd(),
-		"sandbox":          &group{name: "sandbox", synopsis: "Reach sandbox backends directly", app: a},
-		"sandbox list":     a.sandboxListCmd(),
-		"sandbox exec":     a.sandboxExecCmd(),
+		"version":         a.versionCmd(),
+		"plugin":          &group{name: "plugin", synopsis: "Inspect the plugins Sparrow can load", app: a},
+		"plugin list":     a.pluginListCmd(),
+		"plugin info":     a.pluginInfoCmd(),
+		"config":          &group{name: "config", synopsis: "Show and check configuration", app: a},
+		"config show":     a.configShowCmd(),
+		"config validate": a.configValidateCmd(),
+		"doctor":          a.doctorCmd(),
+		"sandbox":         &group{name: "sandbox", synopsis: "Reach sandbox backends directly", app: a},
+		"sandbox list":    a.sandboxListCmd(),
+		"sandbox exec":    a.sandboxExecCmd(),
 	}
 	out := make(map[string]mcli.CommandFactory, len(cmds))
 	for name, c := range cmds {
