@@ -23,15 +23,34 @@ import (
 // operation that returns error.
 type DiagnosticsError struct{ Diags hcl.Diagnostics }
 
-func (e *DiagnosticsError) Error() string { return e.Diags.Error() }
+func (e *DiagnosticsError) Error() string {
+	lines := make([]string, 0, len(e.Diags))
+	for _, d := range e.Diags {
+		lines = append(lines, d.Error())
+	}
+	return strings.Join(lines, "\n")
+}
 
 // PluginDirs returns where plugins are searched, in order: each config
-// plugin block's source path, the data directory, then extra.
+// plugin block's source path (a plugin directory or its plugin.hcl), the
+// data directory, then the directories the CLI adds.
 func (k *Kernel) PluginDirs() []string {
 	var dirs []string
 	for _, name := range sortedKeys(k.Config.Plugins) {
 		if src := k.Config.Plugins[name].Source; isPath(src) {
-			dirs = append(dirs, filepath.Dir(expandHome(src, k.opts.Getenv)))
+			src = expandHome(src, k.opts.Getenv)
+			if filepath.Base(src) == pluginhost.ManifestFile {
+				src = filepath.Dir(src)
+			}
+			if !filepath.IsAbs(src) {
+				// Relative to the file that says so.
+				base := k.opts.Workspace
+				if f := k.Config.Origins["plugin."+name+".source"].File; f != "" {
+					base = filepath.Dir(f)
+				}
+				src = filepath.Join(base, src)
+			}
+			dirs = append(dirs, src)
 		}
 	}
 	if d := k.Config.Paths.DataDir; d != "" {
@@ -146,7 +165,7 @@ func (k *Kernel) resolve(ctx context.Context, kind plugin.Kind, name string) (*p
 	pluginName, component := "", name
 	if block != nil && block.Plugin != "" {
 		pluginName = block.Plugin
-	} else if m, ok := k.Plugins.Find(kind, name); ok {
+	} else if m := k.discovered(kind, name); m != nil {
 		pluginName = m.Name
 	} else {
 		return nil, "", k.notFound(kind, name)
@@ -170,9 +189,20 @@ func (k *Kernel) resolve(ctx context.Context, kind plugin.Kind, name string) (*p
 	return p, component, nil
 }
 
+// discovered returns the discovered plugin serving a component, started or
+// not.
+func (k *Kernel) discovered(kind plugin.Kind, component string) *pluginhost.Manifest {
+	for _, m := range k.Discovered {
+		if m.Kind == kind && slices.Contains(m.Components, component) {
+			return m
+		}
+	}
+	return nil
+}
+
 func (k *Kernel) notFound(kind plugin.Kind, name string) error {
 	var have []string
-	for _, m := range k.Plugins.Manifests() {
+	for _, m := range k.Discovered {
 		if m.Kind == kind {
 			have = append(have, m.Components...)
 		}

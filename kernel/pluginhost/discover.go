@@ -11,7 +11,9 @@ import (
 	"github.com/hashicorp/hcl/v2"
 )
 
-// Discover reads the manifests under each directory, in order. A plugin
+// Discover reads the manifests under each directory, in order. Each
+// directory is either a plugin directory itself or holds plugin
+// directories. A plugin
 // directory holds plugin.hcl directly (dir/NAME/plugin.hcl, the layout of a
 // build) or one directory per installed version (dir/NAME/VERSION/
 // plugin.hcl), in which case the highest version wins. A name found in an
@@ -24,6 +26,16 @@ func Discover(dirs []string) ([]*Manifest, hcl.Diagnostics) {
 		seen  = map[string]bool{}
 	)
 	for _, dir := range dirs {
+		if _, err := os.Stat(filepath.Join(dir, ManifestFile)); err == nil {
+			// dir is itself a plugin directory.
+			m, d := readPluginDir(dir)
+			diags = append(diags, d...)
+			if m != nil && !seen[m.Name] {
+				seen[m.Name] = true
+				out = append(out, m)
+			}
+			continue
+		}
 		entries, err := os.ReadDir(dir)
 		if err != nil {
 			if !errors.Is(err, fs.ErrNotExist) {

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
-	"slices"
 	"sort"
 	"sync"
 	"syscall"
@@ -108,16 +107,6 @@ func (h *Host) Manifests() []*Manifest {
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
 	return out
-}
-
-// Find returns the plugin serving the named component of a kind.
-func (h *Host) Find(kind plugin.Kind, component string) (*Manifest, bool) {
-	for _, m := range h.Manifests() {
-		if m.Kind == kind && slices.Contains(m.Components, component) {
-			return m, true
-		}
-	}
-	return nil, false
 }
 
 // Start starts the named plugin, or returns it if it already started. A
