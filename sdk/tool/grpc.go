@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"regexp"
 
 	goplugin "github.com/hashicorp/go-plugin"
 	"google.golang.org/grpc"
@@ -81,11 +80,23 @@ func (c component) Configure(ctx context.Context, cfg plugin.Config) error {
 	return nil
 }
 
-var namePattern = regexp.MustCompile(`^[a-zA-Z0-9_-]{1,64}$`)
+// validName reports whether s is 1-64 letters, digits, '_' or '-', the
+// tool names every model API accepts.
+func validName(s string) bool {
+	if len(s) == 0 || len(s) > 64 {
+		return false
+	}
+	for _, r := range s {
+		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '_' || r == '-') {
+			return false
+		}
+	}
+	return true
+}
 
 // ValidateSpec checks what model APIs and the gate require of a spec.
 func ValidateSpec(s Spec) error {
-	if !namePattern.MatchString(s.Name) {
+	if !validName(s.Name) {
 		return fmt.Errorf("tool name %q: want 1-64 letters, digits, '_' or '-'", s.Name)
 	}
 	if _, err := ParseRisk(string(s.Risk)); err != nil {

@@ -1,0 +1,84 @@
+# Sparrow — one cli · grows with you.
+#
+#   make build     bin/sparrow and every first-party plugin into bin/plugins/
+#   make test      every module's tests (-race for the kernel) and the proto drift check
+#   make demo      build, then show Sparrow finding, verifying and driving its plugins
+#   make bench     benchmarks recorded in docs/PERFORMANCE.md
+#   make proto     regenerate sdk/proto from the .proto files (pinned generators)
+#   make install   PREFIX=/usr/local: sparrow into PREFIX/bin, plugins into PREFIX/lib/sparrow/plugins
+#   make clean
+
+GO      ?= go
+PREFIX  ?= /usr/local
+VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo 0.1.0-dev)
+LDFLAGS := -s -w -X github.com/sparrow-cli/sparrow/kernel.Version=$(VERSION)
+BUF     := $(GO) run github.com/bufbuild/buf/cmd/buf@v1.61.0
+
+# Every first-party plugin is a directory plugins/<kind>s/<name>/ holding
+# plugin.hcl and cmd/<entry>/main.go.
+PLUGIN_MANIFESTS := $(wildcard plugins/*/*/plugin.hcl)
+
+.PHONY: all build sparrow plugins test test-sdk test-kernel test-plugins test-cli test-examples proto proto-check bench demo install clean
+
+all: build
+
+build: sparrow plugins
+
+sparrow:
+	$(GO) build -trimpath -ldflags "$(LDFLAGS)" -o bin/sparrow ./cmd/sparrow
+
+plugins:
+	@set -e; for m in $(PLUGIN_MANIFESTS); do \
+	  dir=$$(dirname $$m); name=$$(basename $$dir); \
+	  mkdir -p bin/plugins/$$name; \
+	  for c in $$dir/cmd/*/; do \
+	    entry=$$(basename $$c); \
+	    echo "  plugin $$name: $$entry"; \
+	    $(GO) build -trimpath -ldflags "$(LDFLAGS)" -o bin/plugins/$$name/$$entry ./$$c; \
+	  done; \
+	  cp $$m bin/plugins/$$name/plugin.hcl; \
+	done
+
+test: build test-sdk test-kernel test-plugins test-cli proto-check
+
+test-sdk:
+	$(GO) test ./sdk/...
+
+test-kernel:
+	$(GO) test -race ./kernel/...
+
+test-plugins:
+	$(GO) test -race ./plugins/...
+
+test-cli:
+	$(GO) test ./cmd/sparrow/...
+
+# buf and the generators are pinned and run through `go run`: nothing to
+# install but Go.
+proto:
+	cd sdk && $(BUF) lint && $(BUF) generate
+
+# Fails when the committed generated code differs from a fresh generation.
+proto-check:
+	@tmp=$$(mktemp -d); trap 'rm -rf $$tmp' EXIT; \
+	cd sdk && $(BUF) generate -o $$tmp && \
+	for f in proto/sparrow/v1/*.pb.go; do \
+	  cmp -s $$f $$tmp/$$f || { echo "proto drift: $$f differs from a fresh 'make proto'"; exit 1; }; \
+	done; \
+	n=$$(ls $$tmp/proto/sparrow/v1/*.pb.go | wc -l); m=$$(ls proto/sparrow/v1/*.pb.go | wc -l); \
+	[ $$n -eq $$m ] || { echo "proto drift: $$n generated files, $$m committed"; exit 1; }; \
+	echo "proto: generated code matches the .proto files"
+
+bench: build
+	$(GO) test -run '^$$' -bench . -benchmem -count 5 ./kernel/pluginhost/ ./cmd/sparrow/
+
+demo: build
+	@./scripts/demo.sh
+
+install: build
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib/sparrow/plugins
+	install -m 0755 bin/sparrow $(DESTDIR)$(PREFIX)/bin/sparrow
+	cp -R bin/plugins/. $(DESTDIR)$(PREFIX)/lib/sparrow/plugins/
+
+clean:
+	rm -rf bin dist
