@@ -6,6 +6,7 @@ require (
 	github.com/Masterminds/semver/v3 v3.5.0
 	github.com/hashicorp/hcl/v2 v2.25.0
 	github.com/mitchellh/cli v1.1.5
+	github.com/rogpeppe/go-internal v1.16.0
 	github.com/sparrow-cli/sparrow/kernel v0.0.0
 	github.com/sparrow-cli/sparrow/sdk v0.0.0
 )

@@ -20,7 +20,6 @@ import (
 	mcli "github.com/mitchellh/cli"
 
 	"github.com/sparrow-cli/sparrow/kernel"
-	"github.com/sparrow-cli/sparrow/kernel/config"
 	"github.com/sparrow-cli/sparrow/kernel/pluginhost"
 	"github.com/sparrow-cli/sparrow/sdk"
 )
@@ -207,7 +206,7 @@ func (a *app) printDiagnostics(diags hcl.Diagnostics) {
 	if len(diags) == 0 {
 		return
 	}
-	_ = config.WriteDiagnostics(a.env.Stderr, diags, 100, false)
+	writeDiagnostics(a.env.Stderr, diags)
 }
 
 // fail prints err the way users should see it and picks the exit code.

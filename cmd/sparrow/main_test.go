@@ -1,0 +1,93 @@
+package main
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"sync"
+	"testing"
+
+	"github.com/rogpeppe/go-internal/testscript"
+
+	"github.com/sparrow-cli/sparrow/cmd/sparrow/internal/cli"
+)
+
+func TestMain(m *testing.M) {
+	testscript.Main(m, map[string]func(){
+		"sparrow": main,
+	})
+}
+
+var (
+	buildOnce sync.Once
+	buildDir  string
+	buildErr  error
+)
+
+// builtPlugins builds the first-party plugins the scripts use into a
+// directory laid out like bin/plugins, once per test binary.
+func builtPlugins(t testing.TB) string {
+	t.Helper()
+	buildOnce.Do(func() {
+		buildDir, buildErr = os.MkdirTemp("", "sparrow-test-plugins-")
+		if buildErr != nil {
+			return
+		}
+		buildErr = buildPlugin(buildDir, "local", "sandboxes/local", "sparrow-sandbox-local")
+	})
+	if buildErr != nil {
+		t.Fatalf("build plugins: %v", buildErr)
+	}
+	return buildDir
+}
+
+func buildPlugin(dst, name, dir, entry string) error {
+	root := filepath.Join("..", "..", "plugins", dir)
+	out := filepath.Join(dst, name)
+	cmd := exec.Command("go", "build", "-o", filepath.Join(out, entry), "./cmd/"+entry)
+	cmd.Dir = root
+	cmd.Stderr = os.Stderr
+	if err := cmd.Run(); err != nil {
+		return err
+	}
+	manifest, err := os.ReadFile(filepath.Join(root, "plugin.hcl"))
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(filepath.Join(out, "plugin.hcl"), manifest, 0o644)
+}
+
+// buildSparrow builds the real binary for tests that signal it.
+func buildSparrow(t testing.TB) string {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), "sparrow")
+	cmd := exec.Command("go", "build", "-trimpath", "-ldflags", "-s -w", "-o", bin, ".")
+	cmd.Stderr = os.Stderr
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("build sparrow: %v", err)
+	}
+	return bin
+}
+
+func TestScripts(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("scripts assume Linux process semantics")
+	}
+	plugins := builtPlugins(t)
+	testscript.Run(t, testscript.Params{
+		Dir: filepath.Join("testdata", "script"),
+		Setup: func(env *testscript.Env) error {
+			home := filepath.Join(env.WorkDir, "home")
+			env.Setenv("HOME", home)
+			env.Setenv("XDG_CONFIG_HOME", filepath.Join(home, ".config"))
+			env.Setenv("XDG_DATA_HOME", filepath.Join(home, ".local", "share"))
+			env.Setenv("XDG_STATE_HOME", filepath.Join(home, ".local", "state"))
+			env.Setenv("SPARROW_PLUGIN_PATH", plugins)
+			env.Setenv("PLUGINS", plugins)
+			return nil
+		},
+	})
+}
+
+var _ = cli.Main
