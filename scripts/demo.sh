@@ -13,7 +13,7 @@ step() { printf '\n\033[1m$ sparrow %s\033[0m\n' "$*"; }
 step --version;                      sparrow --version
 step plugin list --check;            sparrow plugin list --check
 step sandbox list;                   sparrow sandbox list
-step sandbox exec -- sh -c 'echo "ahoy from $(uname -s), pid $$"'
+step "sandbox exec -- sh -c 'echo \"ahoy from \$(uname -s), pid \$\$\"'"
 sparrow sandbox exec -- sh -c 'echo "ahoy from $(uname -s), pid $$"'
 step config show;                    sparrow config show
 step doctor;                         sparrow doctor || true

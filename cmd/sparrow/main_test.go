@@ -62,7 +62,7 @@ func buildPlugin(dst, name, dir, entry string) error {
 func buildSparrow(t testing.TB) string {
 	t.Helper()
 	bin := filepath.Join(t.TempDir(), "sparrow")
-	cmd := exec.Command("go", "build", "-trimpath", "-ldflags", "-s -w", "-o", bin, ".")
+	cmd := exec.Command("go", "build", "-trimpath", "-tags", "grpcnotrace", "-ldflags", "-s -w", "-o", bin, ".")
 	cmd.Stderr = os.Stderr
 	if err := cmd.Run(); err != nil {
 		t.Fatalf("build sparrow: %v", err)

@@ -22,7 +22,7 @@ func benchPlugins(b *testing.B, n int) []*pluginhost.Manifest {
 	b.Helper()
 	dir := b.TempDir()
 	bin := filepath.Join(dir, "hello-tool.bin")
-	cmd := exec.Command("go", "build", "-trimpath", "-ldflags", "-s -w", "-o", bin, ".")
+	cmd := exec.Command("go", "build", "-trimpath", "-tags", "grpcnotrace", "-ldflags", "-s -w", "-o", bin, ".")
 	cmd.Dir = filepath.Join("..", "..", "examples", "hello-tool")
 	cmd.Env = append(os.Environ(), "GOWORK=off", "GOFLAGS=-mod=readonly")
 	if out, err := cmd.CombinedOutput(); err != nil {
