@@ -5,10 +5,11 @@ import (
 	"strings"
 )
 
-// nearest returns the candidate closest to name by Levenshtein distance,
+// Nearest returns the candidate closest to name by Levenshtein distance,
 // or "" when none is within a distance of about a third of its length
-// (at least 2).
-func nearest(name string, candidates []string) string {
+// (at least 2). Config diagnostics and the CLI's unknown-verb message both
+// use it, so hints read the same everywhere.
+func Nearest(name string, candidates []string) string {
 	best, bestDist := "", -1
 	for _, c := range candidates {
 		d := levenshtein(strings.ToLower(name), strings.ToLower(c))
@@ -25,7 +26,7 @@ func nearest(name string, candidates []string) string {
 
 // didYouMean returns ` Did you mean "x"?` for the nearest candidate, or "".
 func didYouMean(name string, candidates []string) string {
-	if s := nearest(name, candidates); s != "" {
+	if s := Nearest(name, candidates); s != "" {
 		return fmt.Sprintf(" Did you mean %q?", s)
 	}
 	return ""

@@ -35,17 +35,10 @@ type Plugin struct {
 
 // GRPCServer registers the base and Provider services (plugin side).
 func (p *Plugin) GRPCServer(broker *goplugin.GRPCBroker, s *grpc.Server) error {
-	comps := make([]plugin.Component, len(p.Providers))
-	byName := make(map[string]Provider, len(p.Providers))
-	for i, pr := range p.Providers {
-		comps[i] = pr
-		byName[pr.Name()] = pr
-	}
-	base, err := plugin.NewBaseServer(plugin.KindProvider, broker, comps)
+	byName, _, err := plugin.Register(plugin.KindProvider, broker, s, p.Providers)
 	if err != nil {
 		return err
 	}
-	pb.RegisterPluginServer(s, base)
 	pb.RegisterProviderServer(s, &server{byName: byName})
 	return nil
 }
@@ -66,16 +59,10 @@ func (c *Client) Provider(name string) Provider { return &remote{name: name, rpc
 
 type server struct {
 	pb.UnimplementedProviderServer
-	byName map[string]Provider
+	byName plugin.Components[Provider]
 }
 
-func (s *server) get(name string) (Provider, error) {
-	p, ok := s.byName[name]
-	if !ok {
-		return nil, status.Errorf(codes.NotFound, "no provider %q in this plugin", name)
-	}
-	return p, nil
-}
+func (s *server) get(name string) (Provider, error) { return s.byName.Get(plugin.KindProvider, name) }
 
 func (s *server) Models(ctx context.Context, req *pb.ModelsRequest) (*pb.ModelsResponse, error) {
 	p, err := s.get(req.GetComponent())

@@ -5,8 +5,6 @@ import (
 
 	goplugin "github.com/hashicorp/go-plugin"
 	"google.golang.org/grpc"
-	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/status"
 
 	"github.com/sparrow-cli/sparrow/sdk/plugin"
 	pb "github.com/sparrow-cli/sparrow/sdk/proto/sparrow/v1"
@@ -32,17 +30,10 @@ type Plugin struct {
 
 // GRPCServer registers the base and Sandbox services (plugin side).
 func (p *Plugin) GRPCServer(broker *goplugin.GRPCBroker, s *grpc.Server) error {
-	comps := make([]plugin.Component, len(p.Sandboxes))
-	byName := make(map[string]Sandbox, len(p.Sandboxes))
-	for i, sb := range p.Sandboxes {
-		comps[i] = sb
-		byName[sb.Name()] = sb
-	}
-	base, err := plugin.NewBaseServer(plugin.KindSandbox, broker, comps)
+	byName, _, err := plugin.Register(plugin.KindSandbox, broker, s, p.Sandboxes)
 	if err != nil {
 		return err
 	}
-	pb.RegisterPluginServer(s, base)
 	pb.RegisterSandboxServer(s, &server{byName: byName})
 	return nil
 }
@@ -63,16 +54,10 @@ func (c *Client) Sandbox(name string) Sandbox { return &remote{name: name, rpc: 
 
 type server struct {
 	pb.UnimplementedSandboxServer
-	byName map[string]Sandbox
+	byName plugin.Components[Sandbox]
 }
 
-func (s *server) get(name string) (Sandbox, error) {
-	sb, ok := s.byName[name]
-	if !ok {
-		return nil, status.Errorf(codes.NotFound, "no sandbox %q in this plugin", name)
-	}
-	return sb, nil
-}
+func (s *server) get(name string) (Sandbox, error) { return s.byName.Get(plugin.KindSandbox, name) }
 
 func (s *server) Capabilities(ctx context.Context, req *pb.CapabilitiesRequest) (*pb.SandboxCapabilities, error) {
 	sb, err := s.get(req.GetComponent())

@@ -36,17 +36,10 @@ type Plugin struct {
 
 // GRPCServer registers the base and Surface services (plugin side).
 func (p *Plugin) GRPCServer(broker *goplugin.GRPCBroker, s *grpc.Server) error {
-	comps := make([]plugin.Component, len(p.Surfaces))
-	byName := make(map[string]Surface, len(p.Surfaces))
-	for i, sf := range p.Surfaces {
-		comps[i] = sf
-		byName[sf.Name()] = sf
-	}
-	base, err := plugin.NewBaseServer(plugin.KindSurface, broker, comps)
+	byName, _, err := plugin.Register(plugin.KindSurface, broker, s, p.Surfaces)
 	if err != nil {
 		return err
 	}
-	pb.RegisterPluginServer(s, base)
 	pb.RegisterSurfaceServer(s, &server{byName: byName})
 	return nil
 }
@@ -68,16 +61,10 @@ func (c *Client) Surface(name string) *Remote { return &Remote{name: name, rpc: 
 
 type server struct {
 	pb.UnimplementedSurfaceServer
-	byName map[string]Surface
+	byName plugin.Components[Surface]
 }
 
-func (s *server) get(name string) (Surface, error) {
-	sf, ok := s.byName[name]
-	if !ok {
-		return nil, status.Errorf(codes.NotFound, "no surface %q in this plugin", name)
-	}
-	return sf, nil
-}
+func (s *server) get(name string) (Surface, error) { return s.byName.Get(plugin.KindSurface, name) }
 
 func (s *server) Deliver(stream pb.Surface_DeliverServer) error {
 	var sf Surface

@@ -37,20 +37,17 @@ type Plugin struct {
 
 // GRPCServer registers the base and Tool services (plugin side).
 func (p *Plugin) GRPCServer(broker *goplugin.GRPCBroker, s *grpc.Server) error {
-	comps := make([]plugin.Component, len(p.Tools))
-	byName := make(map[string]Tool, len(p.Tools))
+	comps := make([]component, len(p.Tools))
 	for i, t := range p.Tools {
 		if err := ValidateSpec(t.Spec()); err != nil {
 			return err
 		}
 		comps[i] = component{t}
-		byName[t.Spec().Name] = t
 	}
-	base, err := plugin.NewBaseServer(plugin.KindTool, broker, comps)
+	byName, base, err := plugin.Register(plugin.KindTool, broker, s, comps)
 	if err != nil {
 		return err
 	}
-	pb.RegisterPluginServer(s, base)
 	pb.RegisterToolServer(s, &server{base: base, tools: p.Tools, byName: byName})
 	return nil
 }
@@ -113,7 +110,7 @@ type server struct {
 	pb.UnimplementedToolServer
 	base   *plugin.BaseServer
 	tools  []Tool
-	byName map[string]Tool
+	byName plugin.Components[component]
 }
 
 func (s *server) Describe(context.Context, *pb.DescribeRequest) (*pb.DescribeResponse, error) {
@@ -125,9 +122,9 @@ func (s *server) Describe(context.Context, *pb.DescribeRequest) (*pb.DescribeRes
 }
 
 func (s *server) Invoke(req *pb.InvokeRequest, stream pb.Tool_InvokeServer) error {
-	t, ok := s.byName[req.GetTool()]
-	if !ok {
-		return status.Errorf(codes.NotFound, "no tool %q in this plugin", req.GetTool())
+	t, err := s.byName.Get(plugin.KindTool, req.GetTool())
+	if err != nil {
+		return err
 	}
 	if !json.Valid([]byte(req.GetArgumentsJson())) {
 		return status.Errorf(codes.InvalidArgument, "tool %s: arguments are not JSON", req.GetTool())

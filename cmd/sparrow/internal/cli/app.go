@@ -20,6 +20,7 @@ import (
 	mcli "github.com/mitchellh/cli"
 
 	"github.com/sparrow-cli/sparrow/kernel"
+	"github.com/sparrow-cli/sparrow/kernel/config"
 	"github.com/sparrow-cli/sparrow/kernel/pluginhost"
 	"github.com/sparrow-cli/sparrow/sdk"
 )
@@ -312,7 +313,7 @@ func unknownCommand(args []string, commands map[string]mcli.CommandFactory) stri
 	}
 	sort.Strings(candidates)
 	msg := fmt.Sprintf("sparrow: unknown command %q.", typed)
-	if best := nearest(typed, candidates); best != "" {
+	if best := config.Nearest(typed, candidates); best != "" {
 		msg += fmt.Sprintf(" Did you mean %q?", "sparrow "+best)
 	}
 	return msg + "\nRun 'sparrow help' for the list of commands."

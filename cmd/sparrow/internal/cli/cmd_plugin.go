@@ -12,6 +12,7 @@ import (
 	"github.com/Masterminds/semver/v3"
 
 	"github.com/sparrow-cli/sparrow/kernel"
+	"github.com/sparrow-cli/sparrow/kernel/config"
 	"github.com/sparrow-cli/sparrow/kernel/pluginhost"
 	"github.com/sparrow-cli/sparrow/sdk"
 )
@@ -127,7 +128,7 @@ func (a *app) pluginInfoCmd() *command {
 				names = append(names, d.Name)
 			}
 			msg := fmt.Sprintf("sparrow: no plugin named %q.", args[0])
-			if best := nearest(args[0], names); best != "" {
+			if best := config.Nearest(args[0], names); best != "" {
 				msg += fmt.Sprintf(" Did you mean %q?", best)
 			}
 			fmt.Fprintln(a.env.Stderr, msg)

@@ -112,35 +112,3 @@ func (a *app) versionCmd() *command {
 	return &command{app: a, synopsis: "Print Sparrow's version", usage: "sparrow version",
 		run: func([]string) int { fmt.Fprintln(a.env.Stdout, versionLine()); return ExitOK }}
 }
-
-// nearest returns the candidate closest to s by edit distance, or "" when
-// none is close enough to be a plausible typo.
-func nearest(s string, candidates []string) string {
-	best, bestD := "", len(s)/2+2
-	for _, c := range candidates {
-		if d := levenshtein(s, c); d < bestD {
-			best, bestD = c, d
-		}
-	}
-	return best
-}
-
-func levenshtein(a, b string) int {
-	prev := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur := make([]int, len(b)+1)
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev = cur
-	}
-	return prev[len(b)]
-}
