@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -43,11 +44,14 @@ func (l *Local) Exec(ctx context.Context, req sandbox.ExecRequest, sio sandbox.I
 	if what := unsupportedLimit(req.Limits); what != "" {
 		return refuse("cannot enforce a %s limit; use local-hardened or docker", what)
 	}
-	dir, err := l.workdir(req)
+	dir, policy, err := l.workdir(req)
 	if err != nil {
 		return refuse("%v", err)
 	}
-	env := l.env(req.Env)
+	if hit := deniedPath(policy.DeniedPaths, dir, req.Argv); hit != "" {
+		return refuse("%s is a denied path; the command was not run", hit)
+	}
+	env := l.env(req.Env, policy.EnvAllowlist)
 	path, err := lookPath(req.Argv[0], dir, envValue(env, "PATH"))
 	if err != nil {
 		fmt.Fprintf(stderr, "sparrow: local: command not found: %s\n", req.Argv[0])
@@ -80,9 +84,14 @@ func unsupportedLimit(l sandbox.Limits) string {
 	return ""
 }
 
-func (l *Local) env(extra map[string]string) []string {
+// env builds a command's environment: the base variables (only those in
+// the allowlist, when the policy has one) and the request's own.
+func (l *Local) env(extra map[string]string, allow []string) []string {
 	vals := map[string]string{}
 	for _, k := range baseEnv {
+		if len(allow) > 0 && !slices.Contains(allow, k) {
+			continue
+		}
 		if v := l.getenv(k); v != "" {
 			vals[k] = v
 		}

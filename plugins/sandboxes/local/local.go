@@ -23,7 +23,7 @@ import (
 // Local is the local backend.
 type Local struct {
 	mu       sync.Mutex
-	sessions map[string]string // id → workdir
+	sessions map[string]session
 	cfg      settings
 	getenv   func(string) string
 }
@@ -36,10 +36,16 @@ type settings struct {
 	timeout time.Duration
 }
 
+// session is a prepared workspace and the policy it runs under.
+type session struct {
+	workdir string
+	policy  sandbox.Policy
+}
+
 // New returns the backend with default settings.
 func New() *Local {
 	return &Local{
-		sessions: map[string]string{},
+		sessions: map[string]session{},
 		cfg:      settings{Shell: "/bin/sh", DefaultTimeout: "10m", MaxOutputBytes: 1 << 20, timeout: 10 * time.Minute},
 		getenv:   os.Getenv,
 	}
@@ -93,10 +99,10 @@ func (*Local) Capabilities(context.Context) (sandbox.Capabilities, error) {
 	return sandbox.Capabilities{Available: true, ResourceLimits: true, PersistentWorkspace: true}, nil
 }
 
-// Prepare implements sandbox.Sandbox. It refuses path rules and network
-// denial: the local backend cannot enforce them, and pretending would
-// break the trust contract. The kernel picks local only where the gate
-// allows unconfined execution.
+// Prepare implements sandbox.Sandbox. Denied paths are enforced as seed
+// rules (the workdir and every argument are checked, see Exec); read-only
+// paths and network denial cannot be enforced by this backend and are
+// refused rather than pretended.
 func (l *Local) Prepare(_ context.Context, req sandbox.PrepareRequest) (sandbox.Session, error) {
 	if !filepath.IsAbs(req.Workspace) {
 		return sandbox.Session{}, fmt.Errorf("local: workspace %q is not an absolute path", req.Workspace)
@@ -105,15 +111,15 @@ func (l *Local) Prepare(_ context.Context, req sandbox.PrepareRequest) (sandbox.
 		return sandbox.Session{}, fmt.Errorf("local: workspace %s is not a directory", req.Workspace)
 	}
 	p := req.Policy
-	if len(p.ReadOnlyPaths) > 0 || len(p.DeniedPaths) > 0 {
-		return sandbox.Session{}, errors.New("local: this backend cannot enforce read-only or denied paths; use local-hardened or docker")
+	if len(p.ReadOnlyPaths) > 0 {
+		return sandbox.Session{}, errors.New("local: this backend cannot enforce read-only paths; use local-hardened or docker")
 	}
 	if !p.AllowNetwork {
 		return sandbox.Session{}, errors.New("local: this backend cannot block network access; use local-hardened or docker")
 	}
 	id := newID(req.RunID)
 	l.mu.Lock()
-	l.sessions[id] = req.Workspace
+	l.sessions[id] = session{workdir: req.Workspace, policy: p}
 	l.mu.Unlock()
 	return sandbox.Session{ID: id, Workdir: req.Workspace}, nil
 }
@@ -140,18 +146,24 @@ func (l *Local) Teardown(_ context.Context, id string) error {
 
 // workdir resolves where a command runs: inside its session's workspace,
 // never outside it.
-func (l *Local) workdir(req sandbox.ExecRequest) (string, error) {
+func (l *Local) workdir(req sandbox.ExecRequest) (string, sandbox.Policy, error) {
 	root := ""
+	var policy sandbox.Policy
 	if req.SessionID != "" {
 		l.mu.Lock()
-		w, ok := l.sessions[req.SessionID]
+		s, ok := l.sessions[req.SessionID]
 		l.mu.Unlock()
 		if !ok {
-			return "", fmt.Errorf("no session %q", req.SessionID)
+			return "", policy, fmt.Errorf("no session %q", req.SessionID)
 		}
-		root = w
+		root, policy = s.workdir, s.policy
 	}
-	dir := req.Workdir
+	dir, err := resolveWorkdir(root, req.Workdir)
+	return dir, policy, err
+}
+
+func resolveWorkdir(root, dir string) (string, error) {
+	orig := dir
 	switch {
 	case root == "" && !filepath.IsAbs(dir):
 		return "", fmt.Errorf("workdir %q must be absolute without a session", dir)
@@ -164,7 +176,7 @@ func (l *Local) workdir(req sandbox.ExecRequest) (string, error) {
 	}
 	rel, err := filepath.Rel(root, filepath.Clean(dir))
 	if err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
-		return "", fmt.Errorf("workdir %q is outside the workspace %s", req.Workdir, root)
+		return "", fmt.Errorf("workdir %q is outside the workspace %s", orig, root)
 	}
 	return filepath.Clean(dir), nil
 }

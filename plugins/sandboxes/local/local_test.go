@@ -212,7 +212,7 @@ func TestPrepareRefusesWhatItCannotEnforce(t *testing.T) {
 	}{
 		{"relative workspace", sandbox.PrepareRequest{Workspace: "ws", Policy: sandbox.Policy{AllowNetwork: true}}, "not an absolute path"},
 		{"missing workspace", sandbox.PrepareRequest{Workspace: filepath.Join(ws, "nope"), Policy: sandbox.Policy{AllowNetwork: true}}, "not a directory"},
-		{"denied paths", sandbox.PrepareRequest{Workspace: ws, Policy: sandbox.Policy{AllowNetwork: true, DeniedPaths: []string{".env"}}}, "cannot enforce read-only or denied paths"},
+		{"read-only paths", sandbox.PrepareRequest{Workspace: ws, Policy: sandbox.Policy{AllowNetwork: true, ReadOnlyPaths: []string{"/usr"}}}, "cannot enforce read-only paths"},
 		{"no network", sandbox.PrepareRequest{Workspace: ws}, "cannot block network access"},
 	}
 	for _, tc := range cases {
@@ -251,5 +251,45 @@ func TestConfigure(t *testing.T) {
 		if err := l.Configure(context.Background(), plugin.Config{Values: []byte(bad)}); err == nil {
 			t.Errorf("accepted %s", bad)
 		}
+	}
+}
+
+func TestSeedRules(t *testing.T) {
+	l := New()
+	ws := t.TempDir()
+	os.Mkdir(filepath.Join(ws, ".git"), 0o755)
+	s, err := l.Prepare(context.Background(), sandbox.PrepareRequest{Workspace: ws, Policy: sandbox.Policy{
+		AllowNetwork: true, DeniedPaths: []string{".git", ".env", "id_rsa"}, EnvAllowlist: []string{"PATH"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cases := []struct {
+		argv    []string
+		workdir string
+		denied  string
+	}{
+		{[]string{"cat", ".env"}, "", ".env"},
+		{[]string{"sh", "-c", "cat src/.env | head"}, "", "src/.env"},
+		{[]string{"cp", "x", "/root/.ssh/id_rsa"}, "", "/root/.ssh/id_rsa"},
+		{[]string{"ls"}, ".git", ".git"},
+		{[]string{"echo", "environment"}, "", ""},
+		{[]string{"cat", ".envrc"}, "", ""},
+	}
+	for _, tc := range cases {
+		r := execute(t, l, sandbox.ExecRequest{SessionID: s.ID, Argv: tc.argv, Workdir: tc.workdir}, "")
+		if tc.denied == "" {
+			if r.exit.Code == 127 {
+				t.Errorf("%v refused: %s", tc.argv, r.stderr)
+			}
+			continue
+		}
+		if r.exit.Code != 127 || !strings.Contains(r.stderr, tc.denied+" is a denied path") {
+			t.Errorf("%v in %q: exit %d stderr %q", tc.argv, tc.workdir, r.exit.Code, r.stderr)
+		}
+	}
+	// The allowlist clears the environment but for the names it lists.
+	r := execute(t, l, sandbox.ExecRequest{SessionID: s.ID, Argv: []string{"sh", "-c", "echo ${HOME:-unset}"}}, "")
+	if r.stdout != "unset\n" {
+		t.Errorf("HOME leaked past the allowlist: %q", r.stdout)
 	}
 }
