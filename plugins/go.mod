@@ -2,13 +2,16 @@ module github.com/sparrow-cli/sparrow/plugins
 
 go 1.26.0
 
-require github.com/sparrow-cli/sparrow/sdk v0.0.0
+require (
+	github.com/google/go-cmp v0.7.0
+	github.com/hashicorp/go-plugin v1.8.0
+	github.com/sparrow-cli/sparrow/sdk v0.0.0
+)
 
 require (
 	github.com/fatih/color v1.13.0 // indirect
 	github.com/golang/protobuf v1.5.4 // indirect
 	github.com/hashicorp/go-hclog v1.6.3 // indirect
-	github.com/hashicorp/go-plugin v1.8.0 // indirect
 	github.com/hashicorp/yamux v0.1.2 // indirect
 	github.com/mattn/go-colorable v0.1.12 // indirect
 	github.com/mattn/go-isatty v0.0.17 // indirect
