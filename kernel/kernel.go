@@ -65,8 +65,9 @@ type Kernel struct {
 	// unavailable says why a discovered plugin is not started.
 	unavailable map[string]string
 
-	mu         sync.Mutex
-	configured map[string]configured
+	mu           sync.Mutex
+	configured   map[string]configured
+	secretValues []string
 }
 
 // Open loads the configuration, opens the log and discovers plugins. It

@@ -248,6 +248,11 @@ func (k *Kernel) configure(ctx context.Context, p *pluginhost.Plugin, kind plugi
 	if diags.HasErrors() {
 		return &DiagnosticsError{Diags: diags}
 	}
+	k.rememberSecrets(specs, values)
+	// --base-url points any provider that takes one at another server.
+	if kind == plugin.KindProvider && k.Config.BaseURL != "" && slices.ContainsFunc(specs, func(s config.AttrSpec) bool { return s.Name == "base_url" }) {
+		values["base_url"] = k.Config.BaseURL
+	}
 	raw, err := json.Marshal(jsonValues(values))
 	if err != nil {
 		return fmt.Errorf("%s %s: encode config: %w", kind, name, err)
@@ -330,4 +335,23 @@ func (k *Kernel) Provider(ctx context.Context, name string) (provider.Provider, 
 		return nil, err
 	}
 	return p.Provider(comp)
+}
+
+// rememberSecrets keeps the values of sensitive attributes, so the bus
+// can redact them wherever they show up.
+func (k *Kernel) rememberSecrets(specs []config.AttrSpec, values map[string]any) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	for _, s := range specs {
+		if v, ok := values[s.Name].(string); ok && s.Sensitive && v != "" {
+			k.secretValues = append(k.secretValues, v)
+		}
+	}
+}
+
+// secrets returns the sensitive values seen so far.
+func (k *Kernel) secrets() []string {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	return slices.Clone(k.secretValues)
 }

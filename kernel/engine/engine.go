@@ -1,0 +1,166 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/sparrow-cli/sparrow/kernel/gate"
+	"github.com/sparrow-cli/sparrow/sdk/event"
+	"github.com/sparrow-cli/sparrow/sdk/provider"
+	"github.com/sparrow-cli/sparrow/sdk/sandbox"
+	"github.com/sparrow-cli/sparrow/sdk/tool"
+)
+
+// Publisher is the run's event bus as the engine uses it.
+type Publisher interface {
+	Publish(agentID string, p event.Payload) (event.Event, error)
+}
+
+// Route is one model to try, with the provider that serves it.
+type Route struct {
+	// Name is the model's name in config (or its id).
+	Name     string
+	Provider provider.Provider
+	// ProviderName is the provider's component name, for events.
+	ProviderName string
+	// Model is the vendor's model id.
+	Model string
+	Price Price
+}
+
+// Price is US dollars per million tokens.
+type Price struct {
+	Input, Output, CacheRead, CacheWrite float64
+	Known                                bool
+}
+
+// Options configure one run. Every field without a default is required.
+type Options struct {
+	RunID     string
+	Task      string
+	Workspace string
+	// Routes are the model and its fallbacks, tried in order on rate
+	// limits, overload, server errors, timeouts and refusals.
+	Routes []Route
+	Tools  []tool.Tool
+	// Sandbox runs every command; Session is its prepared workspace.
+	Sandbox sandbox.Sandbox
+	Session sandbox.Session
+	Bus     Publisher
+	Gate    *gate.Gate
+	Tracker *gate.Tracker
+	// Approver answers calls the gate asks about.
+	Approver Approver
+	// System is the assembled system prompt (see Context).
+	System string
+	// MaxOutputTokens per turn; zero is the provider's default.
+	MaxOutputTokens int64
+	// VerifyCommand runs after a run that changed files; VerifyAttempts
+	// bounds how often a failure goes back to the model (default 2).
+	VerifyCommand  []string
+	VerifyAttempts int
+	// ExecTimeout bounds one command run through Host (default 10 min).
+	ExecTimeout time.Duration
+	// Info fills RunStarted.
+	Info RunInfo
+}
+
+// RunInfo is descriptive data for RunStarted.
+type RunInfo struct {
+	Provider, Sandbox, Mode, SparrowVersion string
+	Autonomy                                float64
+	MaxTurns                                int
+}
+
+// Result sums up a finished run.
+type Result struct {
+	Status       string
+	Reason       string
+	Turns        int
+	InputTokens  int64
+	OutputTokens int64
+	CostUSD      float64
+	FilesChanged []string
+	Duration     time.Duration
+}
+
+// Engine runs one run. Create it with New; HostExec serves the plugins'
+// Host service for it.
+type Engine struct {
+	o     Options
+	start time.Time
+
+	mu       sync.Mutex
+	grants   map[string]*grant // host token → the call it was issued for
+	approved map[string]bool   // "tool\x00command" approved for the whole run
+	changed  map[string]bool
+	cost     float64
+	in, out  int64
+	turns    int
+	busErr   error
+}
+
+// New checks opts and returns an Engine.
+func New(o Options) (*Engine, error) {
+	switch {
+	case o.RunID == "" || o.Task == "" || o.Workspace == "":
+		return nil, errors.New("engine: run id, task and workspace are required")
+	case len(o.Routes) == 0:
+		return nil, errors.New("engine: no model to run")
+	case o.Sandbox == nil || o.Bus == nil || o.Gate == nil || o.Tracker == nil || o.Approver == nil:
+		return nil, errors.New("engine: sandbox, bus, gate, tracker and approver are required")
+	}
+	if o.VerifyAttempts <= 0 {
+		o.VerifyAttempts = 2
+	}
+	if o.ExecTimeout <= 0 {
+		o.ExecTimeout = 10 * time.Minute
+	}
+	return &Engine{o: o, grants: map[string]*grant{}, approved: map[string]bool{}, changed: map[string]bool{}}, nil
+}
+
+func (e *Engine) publish(p event.Payload) {
+	// A failed publish means the recorder could not write; the run cannot
+	// be trusted to continue unrecorded, so it is surfaced by finish.
+	if _, err := e.o.Bus.Publish("main", p); err != nil {
+		e.mu.Lock()
+		e.busErr = errors.Join(e.busErr, err)
+		e.mu.Unlock()
+	}
+}
+
+// Run executes the run to its end and publishes RunFinished last. The
+// returned error is non-nil only when the run could not be recorded.
+func (e *Engine) Run(ctx context.Context) (Result, error) {
+	e.start = time.Now()
+	first := e.o.Routes[0]
+	e.publish(&event.RunStarted{
+		Task: e.o.Task, Workspace: e.o.Workspace, Model: first.Name, Provider: e.o.Info.Provider,
+		Sandbox: e.o.Info.Sandbox, Mode: e.o.Info.Mode, Autonomy: e.o.Info.Autonomy,
+		MaxTurns: e.o.Info.MaxTurns, SparrowVersion: e.o.Info.SparrowVersion,
+	})
+	e.publish(&event.RouteSelected{Model: first.Name, Provider: e.o.Info.Provider, Reason: "configured model"})
+	status, reason := e.loop(ctx)
+	return e.finish(ctx, status, reason)
+}
+
+func (e *Engine) finish(ctx context.Context, status, reason string) (Result, error) {
+	if ctx.Err() != nil && status != event.StatusCompleted {
+		status, reason = event.StatusCancelled, "cancelled by the user"
+	}
+	e.mu.Lock()
+	r := Result{Status: status, Reason: reason, Turns: e.turns, InputTokens: e.in, OutputTokens: e.out,
+		CostUSD: e.cost, FilesChanged: sortedKeys(e.changed), Duration: time.Since(e.start)}
+	e.mu.Unlock()
+	e.publish(&event.RunFinished{Status: r.Status, Reason: r.Reason, Turns: r.Turns, DurationMS: r.Duration.Milliseconds(),
+		CostUSD: r.CostUSD, InputTokens: r.InputTokens, OutputTokens: r.OutputTokens, FilesChanged: r.FilesChanged})
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.busErr != nil {
+		return r, fmt.Errorf("record run: %w", e.busErr)
+	}
+	return r, nil
+}

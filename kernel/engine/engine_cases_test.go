@@ -1,0 +1,205 @@
+package engine_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/sparrow-cli/sparrow/sdk/event"
+	"github.com/sparrow-cli/sparrow/sdk/provider"
+)
+
+func TestCompletedRunEventOrder(t *testing.T) {
+	h := newHarness(t, "autonomous", 0.9,
+		say("Looking. ", call("c1", "look", `{"path":"a.go"}`)),
+		say("Fixing. ", call("c2", "write", `{"path":"a.go"}`)),
+		say("Done."))
+	res := h.run(context.Background())
+	if res.Status != event.StatusCompleted || res.Turns != 3 || len(res.FilesChanged) != 1 || res.FilesChanged[0] != "a.go" {
+		t.Fatalf("result %+v", res)
+	}
+	want := []string{"RunStarted", "RouteSelected",
+		"Message", "TokenUsage", "CostUpdate", "ToolUseProposed", "ToolUseStarted", "ToolOutput",
+		"Message", "TokenUsage", "CostUpdate", "ToolUseProposed", "ToolUseStarted", "DiffApplied", "ToolOutput",
+		"Message", "TokenUsage", "CostUpdate", "RunFinished"}
+	if d := cmp.Diff(want, h.types()); d != "" {
+		t.Errorf("event order (-want +got):\n%s", d)
+	}
+	// The tool result went back to the model.
+	last := h.prov.seen[1].Messages[len(h.prov.seen[1].Messages)-1]
+	if last.Parts[0].ToolResult == nil || last.Parts[0].ToolResult.Content != "contents of a.go" {
+		t.Errorf("turn 2 did not carry the tool result: %+v", last)
+	}
+	cost := h.find(event.TypeCostUpdate)
+	if got := cost[len(cost)-1].Payload.(*event.CostUpdate).TotalUSD; got < 0.0134 || got > 0.0136 {
+		t.Errorf("total cost %v, want 3 × (1000×3 + 100×15)/1e6 = 0.0135", got)
+	}
+	seqs := map[uint64]bool{}
+	for i, e := range h.events {
+		if e.Seq != uint64(i+1) || seqs[e.Seq] {
+			t.Fatalf("event %d has seq %d", i, e.Seq)
+		}
+		seqs[e.Seq] = true
+	}
+}
+
+func TestReadOnlyModeDeniesMutation(t *testing.T) {
+	h := newHarness(t, "read-only", 0.9,
+		say("", call("c1", "write", `{"path":"a.go"}`)),
+		say("I cannot write in read-only mode."))
+	res := h.run(context.Background())
+	if res.Status != event.StatusCompleted || len(res.FilesChanged) != 0 {
+		t.Fatalf("result %+v", res)
+	}
+	started := h.find(event.TypeToolUseStarted)
+	if len(started) != 1 || started[0].Payload.(*event.ToolUseStarted).Verdict.Decision != "deny" {
+		t.Fatalf("verdicts %+v", started)
+	}
+	result := h.prov.seen[1].Messages[2].Parts[0].ToolResult
+	if !result.IsError || !strings.Contains(result.Content, "did not run") {
+		t.Errorf("model was told %+v", result)
+	}
+}
+
+func TestAskGoesToTheApprover(t *testing.T) {
+	for _, yes := range []bool{true, false} {
+		h := newHarness(t, "supervised", 0.2,
+			say("", call("c1", "shell", `{"command":"make test"}`)),
+			say("ok"))
+		h.ask.yes = yes
+		h.run(context.Background())
+		if len(h.ask.asked) != 1 || h.ask.asked[0] != "shell: make test" {
+			t.Fatalf("asked %v", h.ask.asked)
+		}
+		req, res := h.find(event.TypeApprovalRequested), h.find(event.TypeApprovalResolved)
+		if len(req) != 1 || len(res) != 1 || res[0].Payload.(*event.ApprovalResolved).Approved != yes {
+			t.Fatalf("approval events %v %v", req, res)
+		}
+		ran := len(h.sb.argv)
+		if yes && ran != 1 || !yes && ran != 0 {
+			t.Errorf("yes=%v: sandbox ran %v", yes, h.sb.argv)
+		}
+	}
+}
+
+func TestFallbackOnRateLimit(t *testing.T) {
+	h := newHarness(t, "autonomous", 0.9, fail(provider.ErrRateLimited))
+	backup := &script{name: "backup", turns: nil}
+	backup.turns = append(backup.turns, say("from the backup"))
+	h.opts.Routes = append(h.opts.Routes, h.opts.Routes[0])
+	h.opts.Routes[1].Name, h.opts.Routes[1].Provider = "backup", backup
+	res := h.run(context.Background())
+	if res.Status != event.StatusCompleted {
+		t.Fatalf("result %+v", res)
+	}
+	sw := h.find(event.TypeModelSwitched)
+	if len(sw) != 1 {
+		t.Fatalf("switches %v", sw)
+	}
+	p := sw[0].Payload.(*event.ModelSwitched)
+	if p.From != "main" || p.To != "backup" || p.ErrorClass != "rate_limited" {
+		t.Errorf("switch %+v", p)
+	}
+}
+
+func TestNoFallbackLeftFailsTheRun(t *testing.T) {
+	h := newHarness(t, "autonomous", 0.9, fail(provider.ErrAuth))
+	res := h.run(context.Background())
+	if res.Status != event.StatusFailed || !strings.Contains(res.Reason, "scripted auth") {
+		t.Fatalf("result %+v", res)
+	}
+	errs := h.find(event.TypeError)
+	if len(errs) != 1 || !errs[0].Payload.(*event.Error).Fatal {
+		t.Fatalf("errors %v", errs)
+	}
+	if got := h.types(); got[len(got)-1] != "RunFinished" {
+		t.Errorf("last event %s", got[len(got)-1])
+	}
+}
+
+func TestBadCallsGoBackToTheModel(t *testing.T) {
+	h := newHarness(t, "autonomous", 0.9,
+		say("", call("c1", "teleport", `{}`), call("c2", "look", `{"path": 7}`), call("c3", "look", `not json`)),
+		say("sorry"))
+	res := h.run(context.Background())
+	if res.Status != event.StatusCompleted {
+		t.Fatalf("result %+v", res)
+	}
+	parts := h.prov.seen[1].Messages[2].Parts
+	wants := []string{`no tool named "teleport"`, `"path" should be string`, "must be a JSON object"}
+	for i, w := range wants {
+		if !parts[i].ToolResult.IsError || !strings.Contains(parts[i].ToolResult.Content, w) {
+			t.Errorf("call %d: %+v, want %q", i+1, parts[i].ToolResult, w)
+		}
+	}
+}
+
+func TestMaxTurnsIsAHardStop(t *testing.T) {
+	loop := say("again", call("c", "look", `{"path":"a.go"}`))
+	h := newHarness(t, "autonomous", 0.9, loop, loop, loop, loop, loop)
+	h.opts.Tracker = newTracker(2)
+	res := h.run(context.Background())
+	if res.Status != event.StatusStopped || res.Turns != 2 {
+		t.Fatalf("result %+v", res)
+	}
+}
+
+func TestVerifyFailureGoesBackToTheModel(t *testing.T) {
+	h := newHarness(t, "autonomous", 0.9,
+		say("", call("c1", "write", `{"path":"a.go"}`)),
+		say("done"),
+		say("fixed for real"))
+	h.opts.VerifyCommand = []string{"go", "test", "./..."}
+	h.sb.code = 1
+	res := h.run(context.Background())
+	results := h.find(event.TypeTestResult)
+	if len(results) != 2 || results[0].Payload.(*event.TestResult).Passed {
+		t.Fatalf("test results %v", results)
+	}
+	if !strings.Contains(h.prov.seen[2].Messages[len(h.prov.seen[2].Messages)-1].Parts[0].Text, "verify command `go test ./...` failed") {
+		t.Error("the failure did not go back to the model")
+	}
+	if res.Status != event.StatusFailed {
+		t.Errorf("result %+v", res)
+	}
+}
+
+func TestCancelRecordsRunFinished(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	h := newHarness(t, "autonomous", 0.9, func(req provider.Request, send func(provider.Event) error) error {
+		send(provider.Event{Text: "thinking about it"})
+		cancel()
+		time.Sleep(10 * time.Millisecond)
+		return context.Canceled
+	})
+	res := h.run(ctx)
+	if res.Status != event.StatusCancelled {
+		t.Fatalf("result %+v", res)
+	}
+	fin := h.find(event.TypeRunFinished)
+	if len(fin) != 1 || fin[0].Payload.(*event.RunFinished).Status != "cancelled" {
+		t.Fatalf("finished %v", fin)
+	}
+}
+
+func TestHostExecIsGatedOnTheRealCommand(t *testing.T) {
+	// The tool was approved for `make test`, but asks Host for something else.
+	h := newHarness(t, "trusted", 0.5,
+		say("", call("c1", "shell", `{"command":"make test"}`)),
+		say("ok"))
+	h.opts.Tools[2] = fakeTool{h.opts.Tools[2].Spec(), func(ctx context.Context, c *toolCall) (toolResult, error) {
+		return h.sneaky(ctx, c)
+	}}
+	h.run(context.Background())
+	for _, argv := range h.sb.argv {
+		if strings.Contains(strings.Join(argv, " "), "rm -rf") {
+			t.Fatalf("a destructive command ran without being asked: %v", argv)
+		}
+	}
+	if len(h.ask.asked) != 1 || !strings.Contains(h.ask.asked[0], "rm -rf") {
+		t.Errorf("asked %v", h.ask.asked)
+	}
+}

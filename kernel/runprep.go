@@ -1,0 +1,157 @@
+package kernel
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/sparrow-cli/sparrow/kernel/bus"
+	"github.com/sparrow-cli/sparrow/kernel/engine"
+	"github.com/sparrow-cli/sparrow/kernel/gate"
+	"github.com/sparrow-cli/sparrow/kernel/recorder"
+	"github.com/sparrow-cli/sparrow/kernel/redact"
+	"github.com/sparrow-cli/sparrow/sdk/sandbox"
+)
+
+// RunOptions prepare one run.
+type RunOptions struct {
+	Task     string
+	Approver engine.Approver
+	// Subscribe attaches renderers and surfaces to the run's bus before
+	// the first event.
+	Subscribe func(b *bus.Bus)
+}
+
+// Run is a prepared run: call Engine.Run, then Close.
+type Run struct {
+	Engine *engine.Engine
+	Bus    *bus.Bus
+	// Dir is where the run is recorded.
+	Dir string
+
+	closeOnce sync.Once
+	closers   []func()
+}
+
+// Close tears the sandbox session down, drains the bus and closes the
+// recording. Safe to call twice.
+func (r *Run) Close() {
+	r.closeOnce.Do(func() {
+		for i := len(r.closers) - 1; i >= 0; i-- {
+			r.closers[i]()
+		}
+	})
+}
+
+// PrepareRun resolves the model chain, starts tools and the sandbox,
+// opens the recording and wires bus, gate and engine.
+func (k *Kernel) PrepareRun(ctx context.Context, o RunOptions) (*Run, error) {
+	cfg := k.Config
+	ws := k.opts.Workspace
+	routes, err := k.Routes(ctx, cfg.Model)
+	if err != nil {
+		return nil, err
+	}
+	tools, err := k.Tools(ctx)
+	if err != nil {
+		k.Log.Warn("some tools are unavailable", "error", err)
+		if len(tools) == 0 {
+			return nil, err
+		}
+	}
+	sb, err := k.Sandbox(ctx, cfg.Sandbox)
+	if err != nil {
+		return nil, err
+	}
+	caps, err := sb.Capabilities(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if !caps.Available {
+		return nil, fmt.Errorf("sandbox %s is unavailable here: %s", cfg.Sandbox, caps.UnavailableReason)
+	}
+	runID := recorder.NewRunID(time.Now())
+	sess, err := sb.Prepare(ctx, sandbox.PrepareRequest{RunID: runID, Workspace: ws, Policy: sandbox.Policy{
+		ReadWritePaths: []string{ws},
+		DeniedPaths:    cfg.Permissions.DeniedPaths,
+		// Backends without network control cannot deny it; for them the
+		// gate's shell analysis judges network commands instead.
+		AllowNetwork: !caps.NetworkControl,
+		EnvAllowlist: []string{"PATH", "HOME", "LANG", "TERM", "TMPDIR", "USER"},
+	}})
+	if err != nil {
+		return nil, err
+	}
+	r := &Run{}
+	r.closers = append(r.closers, func() { _ = sb.Teardown(context.WithoutCancel(ctx), sess.ID) })
+	red := k.redactor()
+	rec, err := recorder.Create(cfg.Paths.StateDir, recorder.Inputs{
+		RunID: runID, Task: red.String(o.Task), Workspace: ws, Model: routes[0].Name, Provider: routes[0].ProviderName,
+		Sandbox: cfg.Sandbox, RepoHEAD: repoHEAD(ws), Config: k.configSnapshot(), SparrowVersion: Version, Started: time.Now(),
+	})
+	if err != nil {
+		r.Close()
+		return nil, fmt.Errorf("record run: %w", err)
+	}
+	r.Dir = filepath.Join(cfg.Paths.StateDir, "runs", runID)
+	b := bus.New(runID, red, time.Now)
+	b.SubscribeSync("recorder", rec.Write)
+	if o.Subscribe != nil {
+		o.Subscribe(b)
+	}
+	r.Bus = b
+	r.closers = append(r.closers, func() { b.Close(); _ = rec.Close() })
+	policy := gate.PolicyFromConfig(cfg, ws)
+	eng, err := engine.New(engine.Options{
+		RunID: runID, Task: o.Task, Workspace: ws, Routes: routes, Tools: tools,
+		Sandbox: sb, Session: sess, Bus: b, Gate: gate.New(policy),
+		Tracker:  gate.NewTracker(cfg.Budget.MaxTurns, cfg.Budget.MaxUSD, int64(cfg.Budget.MaxTokens)),
+		Approver: o.Approver, System: engine.SystemPrompt(ws), VerifyCommand: cfg.VerifyCommand,
+		Info: engine.RunInfo{Provider: routes[0].ProviderName, Sandbox: cfg.Sandbox, Mode: cfg.Permissions.Mode,
+			Autonomy: cfg.Autonomy.Level, MaxTurns: cfg.Budget.MaxTurns, SparrowVersion: Version},
+	})
+	if err != nil {
+		r.Close()
+		return nil, err
+	}
+	r.Engine = eng
+	return r, nil
+}
+
+// redactor hides the values of sensitive config attributes and of
+// credential-looking environment variables, everywhere in the stream.
+func (k *Kernel) redactor() *redact.Redactor {
+	env := map[string]string{}
+	for _, kv := range os.Environ() {
+		if name, val, ok := strings.Cut(kv, "="); ok {
+			env[name] = val
+		}
+	}
+	return redact.New(k.secrets(), env)
+}
+
+// configSnapshot is the merged config as recorded with a run: shown the
+// way `config show` shows it, secrets masked.
+func (k *Kernel) configSnapshot() json.RawMessage {
+	var b strings.Builder
+	if err := k.Config.Show(&b); err != nil {
+		return nil
+	}
+	raw, _ := json.Marshal(b.String())
+	return raw
+}
+
+// repoHEAD is the workspace's git HEAD, or "" outside git.
+func repoHEAD(ws string) string {
+	out, err := exec.Command("git", "-C", ws, "rev-parse", "HEAD").Output()
+	if err != nil {
+		return ""
+	}
+	return strings.TrimSpace(string(out))
+}
