@@ -33,13 +33,19 @@ func (greet) Invoke(_ context.Context, call *tool.Call) (tool.Result, error) {
 		Name string `json:"name"`
 	}
 	if err := call.DecodeArguments(&args); err != nil {
+		// A model's mistake is an error result it can correct, not a
+		// failed call.
 		return tool.Errorf("%v", err), nil
+	}
+	if args.Name == "" {
+		return tool.Errorf("name is required"), nil
 	}
 	fmt.Fprintf(call.Output, "hoisting the greeting for %s\n", args.Name)
 	return tool.Result{Content: fmt.Sprintf("Ahoy, %s!", args.Name)}, nil
 }
 
-// shout runs echo through the kernel's Host service.
+// shout runs echo through the kernel's Host service: a tool never starts a
+// process itself, so the kernel can gate and sandbox every command.
 type shout struct{}
 
 func (shout) Spec() tool.Spec {
@@ -58,13 +64,15 @@ func (shout) Invoke(ctx context.Context, call *tool.Call) (tool.Result, error) {
 	if err := call.DecodeArguments(&args); err != nil {
 		return tool.Errorf("%v", err), nil
 	}
-	var out strings.Builder
-	exit, err := call.Host.Exec(ctx, sandbox.ExecRequest{Argv: []string{"echo", args.Message}}, sandbox.IO{Stdout: &out})
+	var stdout, stderr strings.Builder
+	exit, err := call.Host.Exec(ctx, sandbox.ExecRequest{Argv: []string{"echo", args.Message}}, sandbox.IO{Stdout: &stdout, Stderr: &stderr})
 	if err != nil {
-		return tool.Result{}, err
+		return tool.Result{}, fmt.Errorf("run echo: %w", err)
 	}
 	if exit.Code != 0 {
-		return tool.Errorf("echo exited %d", exit.Code), nil
+		// The kernel explains a refusal (exit 126) or an unsupported
+		// request (exit 127) on stderr; pass it on to the model.
+		return tool.Errorf("echo exited %d: %s", exit.Code, strings.TrimSpace(stderr.String())), nil
 	}
-	return tool.Result{Content: strings.ToUpper(strings.TrimSpace(out.String()))}, nil
+	return tool.Result{Content: strings.ToUpper(strings.TrimSpace(stdout.String()))}, nil
 }
