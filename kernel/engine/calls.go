@@ -124,6 +124,11 @@ func (e *Engine) execute(ctx context.Context, p *prepared) {
 		delete(e.grants, token)
 		e.mu.Unlock()
 	}()
+	if p.verdict.NeedsCheckpoint {
+		e.mu.Lock()
+		e.touched = true
+		e.mu.Unlock()
+	}
 	start := time.Now()
 	res, err := p.tool.Invoke(ctx, &tool.Call{
 		ID: c.ID, Arguments: json.RawMessage(c.ArgumentsJSON), Workspace: e.o.Workspace,

@@ -101,6 +101,8 @@ type Engine struct {
 	in, out  int64
 	turns    int
 	busErr   error
+	// touched is set once a call that may change the workspace ran.
+	touched bool
 }
 
 // New checks opts and returns an Engine.

@@ -175,7 +175,8 @@ func newHarness(t *testing.T, mode string, level float64, turns ...func(provider
 				return tool.Result{Content: fmt.Sprintf("%sexit code: %d", out.String(), exit.Code)}, nil
 			}},
 	}
-	cfg := &config.Config{Permissions: config.Permissions{Mode: mode, DeniedPaths: config.DefaultDeniedPaths()}, Autonomy: config.Autonomy{Level: level}}
+	cfg := &config.Config{Permissions: config.Permissions{Mode: mode, DeniedPaths: config.DefaultDeniedPaths()}, Autonomy: config.Autonomy{Level: level},
+		Origins: map[string]config.Origin{"permissions.mode": {Source: config.SourceUser}}}
 	h.opts = engine.Options{
 		RunID: "r1", Task: "fix the bug", Workspace: ws,
 		Routes:  []engine.Route{{Name: "main", Provider: h.prov, Model: "m1", Price: engine.Price{Input: 3, Output: 15, Known: true}}},

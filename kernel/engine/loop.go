@@ -73,10 +73,12 @@ func errorClass(err error) string {
 	return ""
 }
 
+// mutated reports whether the run may have changed the workspace: a
+// recorded edit, or any mutating, exec or destructive call that ran.
 func (e *Engine) mutated() bool {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	return len(e.changed) > 0
+	return len(e.changed) > 0 || e.touched
 }
 
 // verify runs the configured verify command in the sandbox and publishes

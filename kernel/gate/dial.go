@@ -8,8 +8,9 @@ import (
 )
 
 // Mode ceilings: a permission mode caps the dial. supervised caps it at
-// 0.33, trusted at 0.66, autonomous leaves it as set. read-only, plan and
-// emergency-stop are handled before the dial.
+// 0.33, trusted at 0.66, autonomous leaves it as set; no mode (the
+// default) leaves the dial alone. read-only, plan and emergency-stop are
+// handled before the dial.
 var modeCeiling = map[string]float64{
 	config.ModeSupervised: 0.33,
 	config.ModeTrusted:    0.66,

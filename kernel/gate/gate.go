@@ -49,9 +49,15 @@ type Policy struct {
 }
 
 // PolicyFromConfig builds the policy for a workspace from merged config.
+// A permission mode nobody set does not cap the dial: the dial alone
+// decides, so `autonomy { level = "trusted" }` means what it says.
 func PolicyFromConfig(cfg *config.Config, workspace string) Policy {
 	denied := append(config.DefaultDeniedPaths(), cfg.Permissions.DeniedPaths...)
-	return Policy{Mode: cfg.Permissions.Mode, Autonomy: cfg.Autonomy.Level, Workspace: workspace,
+	mode := cfg.Permissions.Mode
+	if o, ok := cfg.Origins["permissions.mode"]; !ok || o.Source == config.SourceDefault {
+		mode = ""
+	}
+	return Policy{Mode: mode, Autonomy: cfg.Autonomy.Level, Workspace: workspace,
 		DeniedPaths: denied, Allow: cfg.Permissions.Allow, Ask: cfg.Permissions.Ask, Deny: cfg.Permissions.Deny}
 }
 
@@ -79,9 +85,6 @@ type Gate struct {
 func New(p Policy) *Gate {
 	if ws, err := filepath.EvalSymlinks(p.Workspace); err == nil {
 		p.Workspace = ws
-	}
-	if p.Mode == "" {
-		p.Mode = config.ModeSupervised
 	}
 	return &Gate{p: p}
 }

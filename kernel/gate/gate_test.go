@@ -22,6 +22,7 @@ func TestModeLevelRisk(t *testing.T) {
 		"supervised":     {0.1: {A, Q, Q, Q, Q}, 0.5: {A, Q, Q, Q, Q}, 0.9: {A, Q, Q, Q, Q}},
 		"trusted":        {0.1: {A, Q, Q, Q, Q}, 0.5: {A, A, A, Q, Q}, 0.9: {A, A, A, Q, Q}},
 		"autonomous":     {0.1: {A, Q, Q, Q, Q}, 0.5: {A, A, A, Q, Q}, 0.9: {A, A, A, A, A}},
+		"":               {0.1: {A, Q, Q, Q, Q}, 0.5: {A, A, A, Q, Q}, 0.9: {A, A, A, A, A}},
 	}
 	ws := t.TempDir()
 	for mode, levels := range want {

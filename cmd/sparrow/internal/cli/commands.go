@@ -64,6 +64,7 @@ func (g *group) Run([]string) int { return mcli.RunResultHelp }
 func (a *app) commands() map[string]mcli.CommandFactory {
 	cmds := map[string]mcli.Command{
 		"version":         a.versionCmd(),
+		"run":             a.runCmd(),
 		"plugin":          &group{name: "plugin", synopsis: "Inspect the plugins Sparrow can load", app: a},
 		"plugin list":     a.pluginListCmd(),
 		"plugin info":     a.pluginInfoCmd(),

@@ -12,6 +12,7 @@ import (
 	"golang.org/x/term"
 
 	"github.com/sparrow-cli/sparrow/kernel/bus"
+	"github.com/sparrow-cli/sparrow/kernel/config"
 	"github.com/sparrow-cli/sparrow/kernel/engine"
 	"github.com/sparrow-cli/sparrow/sdk/event"
 )
@@ -119,7 +120,11 @@ func (r *humanRenderer) endText() {
 func (r *humanRenderer) show(e event.Event) {
 	switch p := e.Payload.(type) {
 	case *event.RunStarted:
-		fmt.Fprintf(r.out, "%s %s · %s · sandbox %s · %s mode, autonomy %.2f\n", r.paint(bold, "⚓ sparrow"), p.Model, p.Provider, p.Sandbox, p.Mode, p.Autonomy)
+		mode := ""
+		if p.Mode != "" {
+			mode = p.Mode + " mode, "
+		}
+		fmt.Fprintf(r.out, "%s %s · %s · sandbox %s · %sautonomy %.2f (%s)\n", r.paint(bold, "⚓ sparrow"), p.Model, p.Provider, p.Sandbox, mode, p.Autonomy, config.AutonomyName(p.Autonomy))
 	case *event.Message:
 		if p.Delta {
 			fmt.Fprint(r.out, p.Text)
