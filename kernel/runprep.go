@@ -112,7 +112,7 @@ func (k *Kernel) PrepareRun(ctx context.Context, o RunOptions) (*Run, error) {
 		RunID: runID, Task: o.Task, Workspace: ws, Routes: routes, Tools: tools,
 		Sandbox: sb, Session: sess, Bus: b, Gate: gate.New(policy),
 		Tracker:  gate.NewTracker(cfg.Budget.MaxTurns, cfg.Budget.MaxUSD, int64(cfg.Budget.MaxTokens)),
-		Approver: o.Approver, System: engine.SystemPrompt(ws), VerifyCommand: cfg.VerifyCommand,
+		Approver: o.Approver, System: engine.SystemPrompt(ws), VerifyCommand: cfg.VerifyCommand, Redact: red.String,
 		Info: engine.RunInfo{Provider: routes[0].ProviderName, Sandbox: cfg.Sandbox, Mode: policy.Mode,
 			Autonomy: cfg.Autonomy.Level, MaxTurns: cfg.Budget.MaxTurns, SparrowVersion: Version},
 	})

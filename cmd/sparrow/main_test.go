@@ -34,7 +34,16 @@ func builtPlugins(t testing.TB) string {
 		if buildErr != nil {
 			return
 		}
-		buildErr = buildPlugin(buildDir, "local", "sandboxes/local", "sparrow-sandbox-local")
+		for _, p := range [][3]string{
+			{"local", "sandboxes/local", "sparrow-sandbox-local"},
+			{"replay", "providers/replay", "sparrow-provider-replay"},
+			{"fs", "tools/fs", "sparrow-tools-fs"},
+			{"shell", "tools/shell", "sparrow-tools-shell"},
+		} {
+			if buildErr = buildPlugin(buildDir, p[0], p[1], p[2]); buildErr != nil {
+				return
+			}
+		}
 	})
 	if buildErr != nil {
 		t.Fatalf("build plugins: %v", buildErr)
@@ -86,6 +95,9 @@ func TestScripts(t *testing.T) {
 			env.Setenv("SPARROW_PLUGIN_PATH", plugins)
 			env.Setenv("PLUGINS", plugins)
 			return nil
+		},
+		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
+			"events": checkEvents,
 		},
 	})
 }

@@ -142,6 +142,9 @@ func (e *Engine) execute(ctx context.Context, p *prepared) {
 	if nudge := e.o.Tracker.Record(p.gcall, res.IsError); nudge != "" {
 		res.Content += "\n\n" + nudge
 	}
+	if e.o.Redact != nil {
+		res.Content = e.o.Redact(res.Content)
+	}
 	p.result = &provider.ToolResult{CallID: c.ID, Content: res.Content, IsError: res.IsError}
 	e.publish(&event.ToolOutput{CallID: c.ID, Text: res.Content, Final: true, IsError: res.IsError,
 		DurationMS: time.Since(start).Milliseconds()})

@@ -66,6 +66,9 @@ type Options struct {
 	ExecTimeout time.Duration
 	// Info fills RunStarted.
 	Info RunInfo
+	// Redact hides secrets in tool results before the model sees them
+	// (the bus redacts events on its own). Nil leaves results as they are.
+	Redact func(string) string
 }
 
 // RunInfo is descriptive data for RunStarted.
