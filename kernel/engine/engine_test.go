@@ -27,7 +27,7 @@ type script struct {
 	seen  []provider.Request
 }
 
-func (s *script) Name() string                                      { return s.name }
+func (s *script) Name() string                                     { return s.name }
 func (s *script) Models(context.Context) ([]provider.Model, error) { return nil, nil }
 func (s *script) Chat(ctx context.Context, req provider.Request, send func(provider.Event) error) error {
 	s.mu.Lock()
@@ -179,8 +179,8 @@ func newHarness(t *testing.T, mode string, level float64, turns ...func(provider
 		Origins: map[string]config.Origin{"permissions.mode": {Source: config.SourceUser}}}
 	h.opts = engine.Options{
 		RunID: "r1", Task: "fix the bug", Workspace: ws,
-		Routes:  []engine.Route{{Name: "main", Provider: h.prov, Model: "m1", Price: engine.Price{Input: 3, Output: 15, Known: true}}},
-		Tools:   tools, Sandbox: h.sb, Session: sandbox.Session{ID: "s1", Workdir: ws}, Bus: b,
+		Routes: []engine.Route{{Name: "main", Provider: h.prov, Model: "m1", Price: engine.Price{Input: 3, Output: 15, Known: true}}},
+		Tools:  tools, Sandbox: h.sb, Session: sandbox.Session{ID: "s1", Workdir: ws}, Bus: b,
 		Gate: gate.New(gate.PolicyFromConfig(cfg, ws)), Tracker: newTracker(60),
 		Approver: h.ask, System: "be good",
 	}
@@ -226,7 +226,6 @@ func (h *harness) find(t event.Type) []event.Event {
 	}
 	return out
 }
-
 
 type (
 	toolCall   = tool.Call

@@ -84,7 +84,9 @@ func judgeGit(args []string) (tool.Risk, string) {
 		return tool.RiskReadOnly, ""
 	}
 	sub, rest := args[0], args[1:]
-	has := func(s ...string) bool { return slices.ContainsFunc(rest, func(a string) bool { return slices.Contains(s, a) }) }
+	has := func(s ...string) bool {
+		return slices.ContainsFunc(rest, func(a string) bool { return slices.Contains(s, a) })
+	}
 	switch sub {
 	case "status", "diff", "log", "show", "branch", "rev-parse", "ls-files", "blame", "grep", "describe", "remote", "config", "tag":
 		return tool.RiskReadOnly, ""
