@@ -124,6 +124,9 @@ func (r *remote) Models(ctx context.Context) ([]Model, error) {
 }
 
 func (r *remote) Chat(ctx context.Context, req Request, send func(Event) error) error {
+	// Ending early (a send error, a bad event) must stop the plugin too.
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
 	stream, err := r.rpc.Chat(ctx, requestToProto(r.name, req))
 	if err != nil {
 		return err

@@ -457,7 +457,6 @@ func (e endless) Chat(ctx context.Context, _ provider.Request, send func(provide
 // (its send callback failed), the plugin's Chat must see its context end,
 // or it keeps streaming (and billing) until the kernel's own context ends.
 func TestAbandonedChatStopsThePlugin(t *testing.T) {
-	t.Skip("known SDK bug: remote.Chat (sdk/provider/grpc.go) returns on a send error without cancelling the RPC; remove this Skip once Chat cancels its stream")
 	e := endless{stopped: make(chan struct{})}
 	c, _ := serve(t, &provider.Plugin{Providers: []provider.Provider{e}})
 	err := c.Provider("endless").Chat(context.Background(), provider.Request{}, func(provider.Event) error { return io.ErrClosedPipe })

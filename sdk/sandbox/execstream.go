@@ -67,22 +67,34 @@ func serveExec(stream execServerStream, run func(ctx context.Context, start *pb.
 }
 
 // pumpExecInput feeds stdin and signals from the stream until it ends.
+// Stdin is written by its own goroutine from a queue, so a signal is
+// delivered at once even while the command is not reading its input.
 func pumpExecInput(stream execServerStream, stdin *io.PipeWriter, signals chan<- string) {
 	defer close(signals)
+	q := newChunkQueue()
+	go func() {
+		for {
+			b, ok := q.pop()
+			if !ok {
+				_ = stdin.Close()
+				return
+			}
+			if _, err := stdin.Write(b); err != nil {
+				q.drain() // the command stopped reading; drop the rest
+			}
+		}
+	}()
+	defer q.close()
 	for {
 		in, err := stream.Recv()
 		if err != nil {
-			_ = stdin.Close()
 			return
 		}
 		switch v := in.GetInput().(type) {
 		case *pb.ExecInput_Stdin:
-			if _, err := stdin.Write(v.Stdin); err != nil {
-				// The command stopped reading; drop the rest.
-				continue
-			}
+			q.push(v.Stdin)
 		case *pb.ExecInput_CloseStdin:
-			_ = stdin.Close()
+			q.close()
 		case *pb.ExecInput_Signal:
 			select {
 			case signals <- v.Signal:
@@ -116,11 +128,13 @@ func runExec(ctx context.Context, stream execClientStream, start *pb.ExecStart, 
 		defer mu.Unlock()
 		return stream.Send(in)
 	}
-	if err := send(&pb.ExecInput{Input: &pb.ExecInput_Start{Start: start}}); err != nil {
+	// A Send that fails with io.EOF means the server already ended the
+	// stream (refused, or finished fast); its outcome is read below.
+	if err := send(&pb.ExecInput{Input: &pb.ExecInput_Start{Start: start}}); err != nil && !errors.Is(err, io.EOF) {
 		return Exit{}, fmt.Errorf("exec: send start: %w", err)
 	}
 	if cio.Stdin == nil {
-		if err := send(&pb.ExecInput{Input: &pb.ExecInput_CloseStdin{CloseStdin: true}}); err != nil {
+		if err := send(&pb.ExecInput{Input: &pb.ExecInput_CloseStdin{CloseStdin: true}}); err != nil && !errors.Is(err, io.EOF) {
 			return Exit{}, fmt.Errorf("exec: close stdin: %w", err)
 		}
 	} else {
@@ -192,4 +206,56 @@ func orDiscard(w io.Writer) io.Writer {
 		return io.Discard
 	}
 	return w
+}
+
+// chunkQueue is an unbounded FIFO of stdin chunks; close ends it after
+// what was queued.
+type chunkQueue struct {
+	mu     sync.Mutex
+	cond   *sync.Cond
+	items  [][]byte
+	closed bool
+}
+
+func newChunkQueue() *chunkQueue {
+	q := &chunkQueue{}
+	q.cond = sync.NewCond(&q.mu)
+	return q
+}
+
+func (q *chunkQueue) push(b []byte) {
+	q.mu.Lock()
+	if !q.closed {
+		q.items = append(q.items, b)
+	}
+	q.mu.Unlock()
+	q.cond.Signal()
+}
+
+func (q *chunkQueue) close() {
+	q.mu.Lock()
+	q.closed = true
+	q.mu.Unlock()
+	q.cond.Broadcast()
+}
+
+func (q *chunkQueue) drain() {
+	q.mu.Lock()
+	q.items = nil
+	q.mu.Unlock()
+}
+
+// pop waits for the next chunk; false once closed and empty.
+func (q *chunkQueue) pop() ([]byte, bool) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	for len(q.items) == 0 && !q.closed {
+		q.cond.Wait()
+	}
+	if len(q.items) == 0 {
+		return nil, false
+	}
+	b := q.items[0]
+	q.items = q.items[1:]
+	return b, true
 }

@@ -128,6 +128,8 @@ func (r *remote) Prepare(ctx context.Context, req PrepareRequest) (Session, erro
 }
 
 func (r *remote) Exec(ctx context.Context, req ExecRequest, io IO) (Exit, error) {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
 	stream, err := r.rpc.Exec(ctx)
 	if err != nil {
 		return Exit{}, err

@@ -521,7 +521,6 @@ func TestHostServiceNeedsAToken(t *testing.T) {
 // TestSignalWhileStdinIsUnread: a signal must reach a command even when it
 // is not reading the stdin the caller streams (Ctrl-C on a hung command).
 func TestSignalWhileStdinIsUnread(t *testing.T) {
-	t.Skip("known SDK bug: pumpExecInput (sdk/sandbox/execstream.go) writes stdin into a synchronous io.Pipe from its receive loop, so a signal waits behind stdin nobody reads; remove this Skip once fixed")
 	sb := connect(t, newFake())
 	out := make(lines, 16)
 	sigs := make(chan string, 1)
@@ -554,7 +553,6 @@ func (failingWriter) Write([]byte) (int, error) { return 0, errors.New("disk ful
 // (its stdout writer failed), the command must be stopped, not left running
 // in the sandbox until it ends by itself.
 func TestAbandonedExecStopsTheCommand(t *testing.T) {
-	t.Skip("known SDK bug: runExec (sdk/sandbox/execstream.go) returns on a write error without cancelling the RPC; remove this Skip once it does")
 	f := newFake()
 	_, err := connect(t, f).Exec(context.Background(), sandbox.ExecRequest{Argv: []string{"yes"}}, sandbox.IO{Stdout: failingWriter{}})
 	if err == nil || !strings.Contains(err.Error(), "disk full") {
@@ -579,7 +577,6 @@ func knownEOF(err error) bool {
 // component, empty argv) must fail with the refusal's status, not with the
 // io.EOF that Send returns on a stream the server already ended.
 func TestRefusalsKeepTheirStatus(t *testing.T) {
-	t.Skip("known SDK bug: runExec (sdk/sandbox/execstream.go) returns Send's bare io.EOF (\"exec: send start: EOF\", \"exec: close stdin: EOF\") instead of receiving the stream's status; remove this Skip and knownEOF once fixed")
 	handler := func(context.Context, string, sandbox.ExecRequest, sandbox.IO) (sandbox.Exit, error) {
 		return sandbox.Exit{}, nil
 	}

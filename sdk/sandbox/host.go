@@ -58,6 +58,8 @@ type hostClient struct {
 }
 
 func (c *hostClient) Exec(ctx context.Context, req ExecRequest, io IO) (Exit, error) {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
 	ctx = metadata.AppendToOutgoingContext(ctx, HostTokenKey, c.token)
 	stream, err := c.rpc.Exec(ctx)
 	if err != nil {

@@ -37,7 +37,7 @@ func commandFromProto(m *pb.Command) (Command, error) {
 	case *pb.Command_Cancel:
 		c.Cancel = &Cancel{RunID: v.Cancel.GetRunId()}
 	case *pb.Command_SetAutonomy:
-		if l := v.SetAutonomy.GetLevel(); l < 0 || l > 1 {
+		if l := v.SetAutonomy.GetLevel(); !(l >= 0 && l <= 1) { // NaN too
 			return Command{}, errors.New("autonomy level outside 0.0-1.0")
 		}
 		c.SetAutonomy = &SetAutonomy{RunID: v.SetAutonomy.GetRunId(), Level: v.SetAutonomy.GetLevel()}

@@ -136,7 +136,20 @@ func (r *Remote) Deliver(_ context.Context, ev Event) error {
 		r.stream, r.cancel = stream, cancel
 		req.Component = r.name
 	}
-	return r.stream.Send(req)
+	if err := r.stream.Send(req); err != nil {
+		if !errors.Is(err, io.EOF) {
+			return err
+		}
+		// The plugin ended the stream; its status says why.
+		_, err = r.stream.CloseAndRecv()
+		r.cancel()
+		r.stream = nil
+		if err == nil {
+			err = fmt.Errorf("surface %s closed its delivery stream", r.name)
+		}
+		return err
+	}
+	return nil
 }
 
 // Close ends the delivery stream and returns how many events the surface
@@ -158,6 +171,8 @@ func (r *Remote) Close() (uint64, error) {
 
 // Commands relays the surface's commands to send until ctx ends.
 func (r *Remote) Commands(ctx context.Context, send func(Command) error) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
 	stream, err := r.rpc.Commands(ctx, &pb.CommandsRequest{Component: r.name})
 	if err != nil {
 		return err

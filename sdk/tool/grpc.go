@@ -100,8 +100,8 @@ func ValidateSpec(s Spec) error {
 		return fmt.Errorf("tool %s: %w", s.Name, err)
 	}
 	var schema map[string]any
-	if err := json.Unmarshal(s.InputSchema, &schema); err != nil {
-		return fmt.Errorf("tool %s: input schema is not a JSON object: %w", s.Name, err)
+	if err := json.Unmarshal(s.InputSchema, &schema); err != nil || schema == nil {
+		return fmt.Errorf("tool %s: input schema is not a JSON object", s.Name)
 	}
 	return nil
 }
@@ -205,8 +205,14 @@ type remote struct {
 func (r *remote) Spec() Spec { return r.spec }
 
 func (r *remote) Invoke(ctx context.Context, call *Call) (Result, error) {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	args := string(call.Arguments)
+	if args == "" {
+		args = "{}"
+	}
 	stream, err := r.rpc.Invoke(ctx, &pb.InvokeRequest{
-		Tool: r.spec.Name, CallId: call.ID, ArgumentsJson: string(call.Arguments),
+		Tool: r.spec.Name, CallId: call.ID, ArgumentsJson: args,
 		Workspace: call.Workspace, HostToken: call.Token,
 	})
 	if err != nil {

@@ -477,7 +477,6 @@ func TestKernelRefusesBrokenInvokeStreams(t *testing.T) {
 // as {}, so a call with none must reach the tool rather than fail on the
 // wire.
 func TestEmptyArgumentsAreAnEmptyObject(t *testing.T) {
-	t.Skip("known SDK bug: remote.Invoke (sdk/tool/grpc.go) sends empty Arguments as \"\", which the server rejects as not JSON; remove this Skip once empty means {}")
 	tools := remoteTools(t, connect(t, false, &tool.Plugin{Tools: served}).client)
 	res, err := tools["progress"].Invoke(t.Context(), &tool.Call{ID: "c"})
 	if err != nil || res.Content != "contents of " {
@@ -487,7 +486,6 @@ func TestEmptyArgumentsAreAnEmptyObject(t *testing.T) {
 
 // TestNullSchemaIsNotAnObject: `null` unmarshals into a map without error.
 func TestNullSchemaIsNotAnObject(t *testing.T) {
-	t.Skip("known SDK bug: ValidateSpec (sdk/tool/grpc.go) accepts the input schema `null`; remove this Skip once it requires a JSON object")
 	err := tool.ValidateSpec(tool.Spec{Name: "x", Risk: tool.RiskReadOnly, InputSchema: json.RawMessage(`null`)})
 	if err == nil || !strings.Contains(err.Error(), "input schema is not a JSON object") {
 		t.Fatalf("err = %v", err)
@@ -515,7 +513,6 @@ func (c chatterbox) Invoke(ctx context.Context, call *tool.Call) (tool.Result, e
 // TestAbandonedInvokeStopsTheTool: when the kernel gives up on a call (its
 // output writer failed), the plugin's Invoke must see its context end.
 func TestAbandonedInvokeStopsTheTool(t *testing.T) {
-	t.Skip("known SDK bug: remote.Invoke (sdk/tool/grpc.go) returns on an output write error without cancelling the RPC; remove this Skip once it does")
 	c := chatterbox{stopped: make(chan struct{})}
 	tools := remoteTools(t, connect(t, false, &tool.Plugin{Tools: []tool.Tool{c}}).client)
 	_, err := tools["chatterbox"].Invoke(context.Background(), &tool.Call{Arguments: json.RawMessage(`{}`), Output: brokenWriter{}})
