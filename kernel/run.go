@@ -36,6 +36,17 @@ func (k *Kernel) Tools(ctx context.Context) ([]tool.Tool, error) {
 			if err == nil {
 				ts, err = p.Tools(ctx)
 			}
+			// Each tool gets its `tool "NAME" {…}` block, checked against
+			// the schema it declares, before first use.
+			for _, t := range ts {
+				if err != nil {
+					break
+				}
+				tn := t.Spec().Name
+				if b := k.Config.Tools[tn]; b == nil || b.Enabled {
+					err = k.configure(ctx, p, plugin.KindTool, tn, tn, b)
+				}
+			}
 			mu.Lock()
 			defer mu.Unlock()
 			if err != nil {
