@@ -16,6 +16,7 @@ import (
 	"github.com/sparrow-cli/sparrow/kernel/gate"
 	"github.com/sparrow-cli/sparrow/kernel/recorder"
 	"github.com/sparrow-cli/sparrow/kernel/redact"
+	"github.com/sparrow-cli/sparrow/sdk/plugin"
 	"github.com/sparrow-cli/sparrow/sdk/sandbox"
 )
 
@@ -54,6 +55,9 @@ func (r *Run) Close() {
 func (k *Kernel) PrepareRun(ctx context.Context, o RunOptions) (*Run, error) {
 	cfg := k.Config
 	ws := k.opts.Workspace
+	// Start every plugin the run needs at once; the sequential steps below
+	// then wait only for the slowest start, not the sum.
+	go func() { _ = k.Plugins.StartAll(ctx, k.runPlugins()...) }()
 	routes, err := k.Routes(ctx, cfg.Model)
 	if err != nil {
 		return nil, err
@@ -154,4 +158,32 @@ func repoHEAD(ws string) string {
 		return ""
 	}
 	return strings.TrimSpace(string(out))
+}
+
+// runPlugins names the plugins a run will start: the first model's
+// provider, every tool plugin and the sandbox's plugin.
+func (k *Kernel) runPlugins() []string {
+	var names []string
+	add := func(kind plugin.Kind, component string) {
+		if b := componentBlocks(k.Config, kind)[component]; b != nil && b.Plugin != "" {
+			names = append(names, b.Plugin)
+		} else if m := k.discovered(kind, component); m != nil {
+			names = append(names, m.Name)
+		}
+	}
+	provider := k.Config.Provider
+	if m := k.Config.Models[k.Config.Model]; m != nil && m.Provider != "" {
+		provider = m.Provider
+	}
+	if provider == "" {
+		provider = k.inferProvider(k.Config.Model)
+	}
+	add(plugin.KindProvider, provider)
+	add(plugin.KindSandbox, k.Config.Sandbox)
+	for _, m := range k.Discovered {
+		if m.Kind == plugin.KindTool && k.unavailable[m.Name] == "" {
+			names = append(names, m.Name)
+		}
+	}
+	return names
 }

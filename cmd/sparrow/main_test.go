@@ -37,8 +37,7 @@ func builtPlugins(t testing.TB) string {
 		for _, p := range [][3]string{
 			{"local", "sandboxes/local", "sparrow-sandbox-local"},
 			{"replay", "providers/replay", "sparrow-provider-replay"},
-			{"fs", "tools/fs", "sparrow-tools-fs"},
-			{"shell", "tools/shell", "sparrow-tools-shell"},
+			{"core", "tools/core", "sparrow-tools"},
 		} {
 			if buildErr = buildPlugin(buildDir, p[0], p[1], p[2]); buildErr != nil {
 				return
