@@ -244,13 +244,22 @@ func (k *Kernel) configure(ctx context.Context, p *pluginhost.Plugin, kind plugi
 	if block != nil {
 		bodies = block.Bodies
 	}
+	// --base-url points any provider that takes one at another server; it
+	// is a flag, so it beats the block, and it satisfies "required".
+	overrideURL := kind == plugin.KindProvider && k.Config.BaseURL != ""
+	if overrideURL {
+		for i := range specs {
+			if specs[i].Name == "base_url" {
+				specs[i].Required, specs[i].Default = false, k.Config.BaseURL
+			}
+		}
+	}
 	values, diags := config.DecodeComponent(bodies, specs, k.opts.Getenv)
 	if diags.HasErrors() {
 		return &DiagnosticsError{Diags: diags}
 	}
 	k.rememberSecrets(specs, values)
-	// --base-url points any provider that takes one at another server.
-	if kind == plugin.KindProvider && k.Config.BaseURL != "" && slices.ContainsFunc(specs, func(s config.AttrSpec) bool { return s.Name == "base_url" }) {
+	if overrideURL && slices.ContainsFunc(specs, func(s config.AttrSpec) bool { return s.Name == "base_url" }) {
 		values["base_url"] = k.Config.BaseURL
 	}
 	raw, err := json.Marshal(jsonValues(values))

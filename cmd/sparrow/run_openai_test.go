@@ -1,0 +1,112 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/sparrow-cli/sparrow/sdk/event"
+)
+
+// TestRunAgainstAnOpenAICompatibleServer points `sparrow run --base-url`
+// at a fake Chat Completions server on loopback speaking the real SSE wire
+// format, tool-call deltas included: no config file, real plugins.
+func TestRunAgainstAnOpenAICompatibleServer(t *testing.T) {
+	var mu sync.Mutex
+	var bodies []map[string]any
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/v1/models" {
+			io.WriteString(w, `{"object":"list","data":[{"id":"tiny-coder","object":"model"}]}`)
+			return
+		}
+		var body map[string]any
+		json.NewDecoder(r.Body).Decode(&body)
+		mu.Lock()
+		bodies = append(bodies, body)
+		turn := len(bodies)
+		mu.Unlock()
+		w.Header().Set("content-type", "text/event-stream")
+		chunk := func(delta string, finish string) {
+			fin := "null"
+			if finish != "" {
+				fin = fmt.Sprintf("%q", finish)
+			}
+			fmt.Fprintf(w, "data: {\"id\":\"c\",\"object\":\"chat.completion.chunk\",\"choices\":[{\"index\":0,\"delta\":%s,\"finish_reason\":%s}]}\n\n", delta, fin)
+		}
+		if turn == 1 {
+			chunk(`{"role":"assistant","content":"Let me look."}`, "")
+			chunk(`{"tool_calls":[{"index":0,"id":"call_1","type":"function","function":{"name":"read_file","arguments":""}}]}`, "")
+			chunk(`{"tool_calls":[{"index":0,"function":{"arguments":"{\"path\":"}}]}`, "")
+			chunk(`{"tool_calls":[{"index":0,"function":{"arguments":"\"README\"}"}}]}`, "")
+			chunk(`{}`, "tool_calls")
+		} else {
+			chunk(`{"role":"assistant","content":"It says ahoy."}`, "")
+			chunk(`{}`, "stop")
+		}
+		io.WriteString(w, "data: {\"id\":\"c\",\"object\":\"chat.completion.chunk\",\"choices\":[],\"usage\":{\"prompt_tokens\":50,\"completion_tokens\":7}}\n\ndata: [DONE]\n\n")
+	}))
+	defer srv.Close()
+
+	bin := buildSparrow(t)
+	home := t.TempDir()
+	ws := filepath.Join(home, "ws")
+	os.MkdirAll(ws, 0o755)
+	os.WriteFile(filepath.Join(ws, "README"), []byte("ahoy\n"), 0o644)
+	cmd := exec.Command(bin, "-C", ws, "run", "--json", "--base-url", srv.URL+"/v1", "--model", "tiny-coder", "what does the README say?")
+	cmd.Env = []string{"HOME=" + home, "PATH=" + os.Getenv("PATH"), "SPARROW_PLUGIN_PATH=" + builtPlugins(t) + ":" + openaiPlugin(t)}
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("run: %v\nstderr:\n%s", err, stderr.String())
+	}
+	events, err := event.Decode(&stdout)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fin := events[len(events)-1].Payload.(*event.RunFinished)
+	if fin.Status != event.StatusCompleted || fin.Turns != 2 || fin.InputTokens != 100 {
+		t.Fatalf("finished %+v", fin)
+	}
+	var sawRead bool
+	for _, e := range events {
+		if o, ok := e.Payload.(*event.ToolOutput); ok && o.Final && strings.Contains(o.Text, "ahoy") {
+			sawRead = true
+		}
+	}
+	if !sawRead {
+		t.Error("read_file's result never showed up")
+	}
+	// The second request carried the tool result back, OpenAI style.
+	msgs, _ := json.Marshal(bodies[1]["messages"])
+	if !strings.Contains(string(msgs), `"role":"tool"`) || !strings.Contains(string(msgs), `"tool_call_id":"call_1"`) || !strings.Contains(string(msgs), "ahoy") {
+		t.Errorf("second request messages: %s", msgs)
+	}
+}
+
+var openaiOnce sync.Once
+var openaiDir string
+
+// openaiPlugin builds the openai provider plugin once.
+func openaiPlugin(t testing.TB) string {
+	t.Helper()
+	openaiOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "sparrow-test-openai-")
+		if err == nil {
+			err = buildPlugin(dir, "openai", "providers/openai", "sparrow-provider-openai")
+		}
+		if err != nil {
+			t.Fatalf("build openai plugin: %v", err)
+		}
+		openaiDir = dir
+	})
+	return openaiDir
+}
