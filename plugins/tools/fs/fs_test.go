@@ -150,3 +150,30 @@ func TestListGlobGrep(t *testing.T) {
 		t.Errorf("cap: %s", r.Content)
 	}
 }
+
+func TestEditWithPatch(t *testing.T) {
+	ws := workspace(t, map[string]string{"a.go": "package a\n\nfunc A() int {\n\treturn 1\n}\n\nfunc B() int {\n\treturn 1\n}\n"})
+	patch := "--- a/a.go\n+++ b/a.go\n@@ -7,3 +7,3 @@\n func B() int {\n-\treturn 1\n+\treturn 2\n }\n"
+	res := invoke(t, editFile{}, ws, `{"path":"a.go","patch":`+jsonString(patch)+`}`)
+	if res.IsError {
+		t.Fatal(res.Content)
+	}
+	if b, _ := os.ReadFile(filepath.Join(ws, "a.go")); !strings.Contains(string(b), "func B() int {\n\treturn 2\n}") || !strings.Contains(string(b), "func A() int {\n\treturn 1") {
+		t.Fatalf("patched file:\n%s", b)
+	}
+	for name, bad := range map[string]string{
+		"no match":  "@@ -1,1 +1,1 @@\n-package b\n+package c\n",
+		"ambiguous": "@@ -99,1 +99,1 @@\n-}\n+} // end\n",
+		"garbage":   "hello\n",
+		"no hunks":  "--- a/a.go\n+++ b/a.go\n",
+	} {
+		if r := invoke(t, editFile{}, ws, `{"path":"a.go","patch":`+jsonString(bad)+`}`); !r.IsError {
+			t.Errorf("%s: applied", name)
+		}
+	}
+}
+
+func jsonString(s string) string {
+	b, _ := json.Marshal(s)
+	return string(b)
+}

@@ -65,7 +65,7 @@ type editFile struct{}
 
 func (editFile) Spec() tool.Spec {
 	return tool.Spec{Name: "edit_file", Description: editFileDoc, Risk: tool.RiskMutating, PathArguments: []string{"path"},
-		InputSchema: []byte(`{"type":"object","properties":{"path":{"type":"string"},"old_string":{"type":"string"},"new_string":{"type":"string"},"replace_all":{"type":"boolean"}},"required":["path","old_string","new_string"]}`)}
+		InputSchema: []byte(`{"type":"object","properties":{"path":{"type":"string"},"old_string":{"type":"string"},"new_string":{"type":"string"},"replace_all":{"type":"boolean"},"patch":{"type":"string"}},"required":["path"]}`)}
 }
 
 func (editFile) Invoke(_ context.Context, c *tool.Call) (tool.Result, error) {
@@ -74,9 +74,16 @@ func (editFile) Invoke(_ context.Context, c *tool.Call) (tool.Result, error) {
 		OldString  string `json:"old_string"`
 		NewString  string `json:"new_string"`
 		ReplaceAll bool   `json:"replace_all"`
+		Patch      string `json:"patch"`
 	}
 	if err := c.DecodeArguments(&a); err != nil {
 		return tool.Errorf("%v", err), nil
+	}
+	if a.Patch != "" {
+		if a.OldString != "" || a.NewString != "" {
+			return tool.Errorf("give either patch or old_string/new_string, not both"), nil
+		}
+		return patchFile(c, a.Path, a.Patch)
 	}
 	if a.OldString == "" {
 		return tool.Errorf("old_string is empty; to create a file use write_file"), nil
@@ -132,4 +139,21 @@ func commonPrefix(a, b string) int {
 		n++
 	}
 	return n
+}
+
+// patchFile applies a unified diff to one file.
+func patchFile(c *tool.Call, path, patch string) (tool.Result, error) {
+	abs, err := resolve(c.Workspace, path)
+	if err != nil {
+		return tool.Errorf("%v", err), nil
+	}
+	data, err := os.ReadFile(abs)
+	if err != nil {
+		return tool.Errorf("cannot read %s: %v", path, err), nil
+	}
+	updated, err := applyPatch(string(data), patch)
+	if err != nil {
+		return tool.Errorf("%s: %v", path, err), nil
+	}
+	return commit(c, abs, string(data), updated, false)
 }
