@@ -85,23 +85,37 @@ func TestAskGoesToTheApprover(t *testing.T) {
 	}
 }
 
-func TestFallbackOnRateLimit(t *testing.T) {
-	h := newHarness(t, "autonomous", 0.9, fail(provider.ErrRateLimited))
-	backup := &script{name: "backup", turns: nil}
-	backup.turns = append(backup.turns, say("from the backup"))
-	h.opts.Routes = append(h.opts.Routes, h.opts.Routes[0])
-	h.opts.Routes[1].Name, h.opts.Routes[1].Provider = "backup", backup
-	res := h.run(context.Background())
-	if res.Status != event.StatusCompleted {
-		t.Fatalf("result %+v", res)
-	}
-	sw := h.find(event.TypeModelSwitched)
-	if len(sw) != 1 {
-		t.Fatalf("switches %v", sw)
-	}
-	p := sw[0].Payload.(*event.ModelSwitched)
-	if p.From != "main" || p.To != "backup" || p.ErrorClass != "rate_limited" {
-		t.Errorf("switch %+v", p)
+func TestFallbackChain(t *testing.T) {
+	for _, tc := range []struct {
+		class   provider.ErrorClass
+		switch_ bool
+	}{
+		{provider.ErrRateLimited, true}, {provider.ErrOverloaded, true}, {provider.ErrServer, true},
+		{provider.ErrTimeout, true}, {provider.ErrRefusal, true},
+		{provider.ErrAuth, false}, {provider.ErrBadRequest, false}, {provider.ErrContextTooLong, false},
+	} {
+		t.Run(string(tc.class), func(t *testing.T) {
+			h := newHarness(t, "autonomous", 0.9, fail(tc.class))
+			backup := &script{name: "backup"}
+			backup.turns = append(backup.turns, say("from the backup"))
+			h.opts.Routes = append(h.opts.Routes, h.opts.Routes[0])
+			h.opts.Routes[1].Name, h.opts.Routes[1].Provider = "ollama/qwen", backup
+			res := h.run(context.Background())
+			sw := h.find(event.TypeModelSwitched)
+			if !tc.switch_ {
+				if len(sw) != 0 || res.Status != event.StatusFailed {
+					t.Fatalf("switched on %s: %+v", tc.class, res)
+				}
+				return
+			}
+			if res.Status != event.StatusCompleted || len(sw) != 1 {
+				t.Fatalf("result %+v, switches %v", res, sw)
+			}
+			p := sw[0].Payload.(*event.ModelSwitched)
+			if p.From != "main" || p.To != "ollama/qwen" || p.ErrorClass != string(tc.class) {
+				t.Errorf("switch %+v", p)
+			}
+		})
 	}
 }
 
