@@ -111,12 +111,18 @@ func (k *Kernel) PrepareRun(ctx context.Context, o RunOptions) (*Run, error) {
 	}
 	r.Bus = b
 	r.closers = append(r.closers, func() { b.Close(); _ = rec.Close() })
+	store, err := k.Checkpoints(ctx)
+	if err != nil {
+		r.Close()
+		return nil, fmt.Errorf("checkpoints: %w", err)
+	}
 	policy := gate.PolicyFromConfig(cfg, ws)
 	eng, err := engine.New(engine.Options{
 		RunID: runID, Task: o.Task, Workspace: ws, Routes: routes, Tools: tools,
 		Sandbox: sb, Session: sess, Bus: b, Gate: gate.New(policy),
 		Tracker:  gate.NewTracker(cfg.Budget.MaxTurns, cfg.Budget.MaxUSD, int64(cfg.Budget.MaxTokens)),
 		Approver: o.Approver, System: engine.SystemPrompt(ws), VerifyCommand: cfg.VerifyCommand, Redact: red.String,
+		Checkpoints: runCheckpointer{store: store, runID: runID},
 		Info: engine.RunInfo{Provider: routes[0].ProviderName, Sandbox: cfg.Sandbox, Mode: policy.Mode,
 			Autonomy: cfg.Autonomy.Level, MaxTurns: cfg.Budget.MaxTurns, SparrowVersion: Version},
 	})

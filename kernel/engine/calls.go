@@ -39,6 +39,7 @@ func (e *Engine) runCalls(ctx context.Context, calls []provider.ToolCall) ([]pro
 			stop = p.verdict.Reason
 		}
 	}
+	e.checkpoint(ctx, preps)
 	// Read-only calls that passed run concurrently; the rest run one by
 	// one, in the order the model gave them.
 	var wg sync.WaitGroup
@@ -218,4 +219,36 @@ func sortedKeys(m map[string]bool) []string {
 	}
 	sort.Strings(out)
 	return out
+}
+
+// checkpoint snapshots the workspace once before a batch holding calls
+// that may change it. Without a snapshot those calls do not run: nothing
+// mutating runs without a way back.
+func (e *Engine) checkpoint(ctx context.Context, preps []*prepared) {
+	var first *prepared
+	for _, p := range preps {
+		if p.result == nil && p.verdict.NeedsCheckpoint {
+			first = p
+			break
+		}
+	}
+	if first == nil || e.o.Checkpoints == nil {
+		return
+	}
+	e.mu.Lock()
+	turn := e.turns
+	e.mu.Unlock()
+	id, ref, err := e.o.Checkpoints.Checkpoint(ctx, turn, first.call.Name, summarize(first.gcall))
+	if err == nil {
+		e.publish(&event.CheckpointCreated{ID: id, Ref: ref, Reason: "before " + summarize(first.gcall)})
+		return
+	}
+	e.publish(&event.Error{Source: "checkpoint", Message: err.Error()})
+	for _, p := range preps {
+		if p.result == nil && p.verdict.NeedsCheckpoint {
+			p.result = &provider.ToolResult{CallID: p.call.ID, IsError: true,
+				Content: "Sparrow did not run this call: the workspace could not be checkpointed first (" + err.Error() + ")."}
+			e.publish(&event.ToolOutput{CallID: p.call.ID, Text: p.result.Content, Final: true, IsError: true})
+		}
+	}
 }

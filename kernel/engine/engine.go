@@ -66,9 +66,18 @@ type Options struct {
 	ExecTimeout time.Duration
 	// Info fills RunStarted.
 	Info RunInfo
+	// Checkpoints snapshots the workspace before every batch that may
+	// change it; nil disables checkpoints (tests only).
+	Checkpoints Checkpointer
 	// Redact hides secrets in tool results before the model sees them
 	// (the bus redacts events on its own). Nil leaves results as they are.
 	Redact func(string) string
+}
+
+// Checkpointer snapshots the workspace.
+type Checkpointer interface {
+	// Checkpoint snapshots and returns the checkpoint's id and ref.
+	Checkpoint(ctx context.Context, turn int, tool, summary string) (id, ref string, err error)
 }
 
 // RunInfo is descriptive data for RunStarted.

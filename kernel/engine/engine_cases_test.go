@@ -2,6 +2,7 @@ package engine_test
 
 import (
 	"context"
+	"errors"
 	"strings"
 	"testing"
 	"time"
@@ -215,5 +216,56 @@ func TestHostExecIsGatedOnTheRealCommand(t *testing.T) {
 	}
 	if len(h.ask.asked) != 1 || !strings.Contains(h.ask.asked[0], "rm -rf") {
 		t.Errorf("asked %v", h.ask.asked)
+	}
+}
+
+type fakeCheckpoints struct {
+	err   error
+	taken []string
+}
+
+func (f *fakeCheckpoints) Checkpoint(_ context.Context, turn int, tool, summary string) (string, string, error) {
+	f.taken = append(f.taken, summary)
+	return "r1-1", "refs/sparrow/checkpoints/r1-1", f.err
+}
+
+func TestCheckpointBeforeMutatingBatches(t *testing.T) {
+	h := newHarness(t, "autonomous", 0.9,
+		say("", call("c1", "look", `{"path":"a.go"}`)),
+		say("", call("c2", "write", `{"path":"a.go"}`), call("c3", "write", `{"path":"b.go"}`)),
+		say("done"))
+	cps := &fakeCheckpoints{}
+	h.opts.Checkpoints = cps
+	h.run(context.Background())
+	if len(cps.taken) != 1 || cps.taken[0] != "write a.go" {
+		t.Fatalf("checkpoints %v: want one, before the write batch only", cps.taken)
+	}
+	types := h.types()
+	cp, diff := -1, -1
+	for i, typ := range types {
+		if typ == "CheckpointCreated" && cp < 0 {
+			cp = i
+		}
+		if typ == "DiffApplied" && diff < 0 {
+			diff = i
+		}
+	}
+	if cp < 0 || diff < cp {
+		t.Fatalf("CheckpointCreated at %d, first DiffApplied at %d: %v", cp, diff, types)
+	}
+}
+
+func TestNoCheckpointNoMutation(t *testing.T) {
+	h := newHarness(t, "autonomous", 0.9,
+		say("", call("c1", "write", `{"path":"a.go"}`)),
+		say("ok"))
+	h.opts.Checkpoints = &fakeCheckpoints{err: errors.New("disk full")}
+	res := h.run(context.Background())
+	if len(res.FilesChanged) != 0 || len(h.find(event.TypeDiffApplied)) != 0 {
+		t.Fatalf("a write ran without a checkpoint: %+v", res)
+	}
+	r := h.prov.seen[1].Messages[2].Parts[0].ToolResult
+	if !r.IsError || !strings.Contains(r.Content, "could not be checkpointed first (disk full)") {
+		t.Errorf("model told %+v", r)
 	}
 }

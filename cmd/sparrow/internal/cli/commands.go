@@ -65,6 +65,10 @@ func (a *app) commands() map[string]mcli.CommandFactory {
 	cmds := map[string]mcli.Command{
 		"version":         a.versionCmd(),
 		"run":             a.runCmd(),
+		"rewind":          a.rewindCmd(),
+		"checkpoint":      &group{name: "checkpoint", synopsis: "List and compare workspace checkpoints", app: a},
+		"checkpoint list": a.checkpointListCmd(),
+		"checkpoint diff": a.checkpointDiffCmd(),
 		"plugin":          &group{name: "plugin", synopsis: "Inspect the plugins Sparrow can load", app: a},
 		"plugin list":     a.pluginListCmd(),
 		"plugin info":     a.pluginInfoCmd(),

@@ -1,0 +1,128 @@
+package cli
+
+import (
+	"encoding/json"
+	"flag"
+	"fmt"
+	"text/tabwriter"
+	"time"
+
+	"github.com/sparrow-cli/sparrow/kernel"
+	"github.com/sparrow-cli/sparrow/kernel/checkpoint"
+)
+
+func (a *app) checkpointListCmd() *command {
+	var run string
+	var asJSON bool
+	c := &command{app: a, synopsis: "List the workspace's checkpoints, newest first", usage: "sparrow checkpoint list [--run ID] [--json]",
+		flags: func(fs *flag.FlagSet) {
+			fs.StringVar(&run, "run", "", "only the checkpoints of this run")
+			fs.BoolVar(&asJSON, "json", false, "print JSON, one checkpoint a line")
+		}}
+	c.run = func(args []string) int {
+		store, code := a.checkpointStore()
+		if store == nil {
+			return code
+		}
+		all, err := store.List(a.ctx)
+		if err != nil {
+			return a.fail(err)
+		}
+		w := tabwriter.NewWriter(a.env.Stdout, 0, 4, 2, ' ', 0)
+		if !asJSON {
+			fmt.Fprintln(w, "ID\tTIME\tTURN\tTOOL\tSUMMARY")
+		}
+		for _, cp := range all {
+			if run != "" && cp.Meta.RunID != run {
+				continue
+			}
+			if asJSON {
+				b, _ := json.Marshal(map[string]any{"id": cp.ID, "ref": cp.Ref, "commit": cp.Commit, "time": cp.Time.UTC(),
+					"run": cp.Meta.RunID, "turn": cp.Meta.Turn, "tool": cp.Meta.Tool, "summary": cp.Meta.Summary})
+				fmt.Fprintln(a.env.Stdout, string(b))
+				continue
+			}
+			fmt.Fprintf(w, "%s\t%s\t%d\t%s\t%s\n", cp.ID, cp.Time.Local().Format(time.DateTime), cp.Meta.Turn, cp.Meta.Tool, cp.Meta.Summary)
+		}
+		w.Flush()
+		return ExitOK
+	}
+	return c
+}
+
+func (a *app) checkpointDiffCmd() *command {
+	c := &command{app: a, synopsis: "Show what changed since a checkpoint (or between two)", usage: "sparrow checkpoint diff ID [ID2]"}
+	c.run = func(args []string) int {
+		if len(args) < 1 || len(args) > 2 {
+			return a.usageError(c.usage, "want one or two checkpoint ids")
+		}
+		store, code := a.checkpointStore()
+		if store == nil {
+			return code
+		}
+		from, err := store.Find(a.ctx, args[0])
+		if err != nil {
+			return a.fail(err)
+		}
+		var to checkpoint.Checkpoint
+		if len(args) == 2 {
+			if to, err = store.Find(a.ctx, args[1]); err != nil {
+				return a.fail(err)
+			}
+		} else if to, err = store.Create(a.ctx, checkpoint.Meta{RunID: "diff", Summary: "state for checkpoint diff"}); err != nil {
+			return a.fail(err)
+		}
+		diff, err := store.Diff(a.ctx, from, to)
+		if err != nil {
+			return a.fail(err)
+		}
+		fmt.Fprintln(a.env.Stdout, diff)
+		return ExitOK
+	}
+	return c
+}
+
+func (a *app) rewindCmd() *command {
+	c := &command{app: a, synopsis: "Restore the workspace to a checkpoint (undoable)", usage: "sparrow rewind [ID | N]"}
+	c.run = func(args []string) int {
+		if len(args) > 1 {
+			return a.usageError(c.usage, "want at most one checkpoint id or count")
+		}
+		store, code := a.checkpointStore()
+		if store == nil {
+			return code
+		}
+		target := ""
+		if len(args) == 1 {
+			target = args[0]
+		}
+		cp, err := store.Find(a.ctx, target)
+		if err != nil {
+			return a.fail(err)
+		}
+		before, err := store.Restore(a.ctx, cp, "rewind")
+		if err != nil {
+			return a.fail(err)
+		}
+		changes, _ := store.Changes(a.ctx, cp, before)
+		fmt.Fprintf(a.env.Stdout, "Rewound to %s (%s). %d file(s) restored.\n", cp.ID, cp.Meta.Summary, len(changes))
+		for _, ch := range changes {
+			fmt.Fprintf(a.env.Stdout, "  %s\n", ch)
+		}
+		fmt.Fprintf(a.env.Stdout, "Changed your mind? `sparrow rewind %s` puts it back.\n", before.ID)
+		return ExitOK
+	}
+	return c
+}
+
+func (a *app) checkpointStore() (*checkpoint.Store, int) {
+	k, code := a.openKernel(kernel.Options{})
+	if k == nil {
+		return nil, code
+	}
+	store, err := k.Checkpoints(a.ctx)
+	if err != nil {
+		return nil, a.fail(err)
+	}
+	return store, 0
+}
