@@ -57,6 +57,7 @@ type Recorder struct {
 	buf    bytes.Buffer
 	err    error // the first failed write; later writes refuse
 	closed bool
+	prev   string // hash of the last line written
 }
 
 // NewRunID returns a new run id that sorts by start time (UTC, to the
@@ -206,6 +207,7 @@ func (r *Recorder) Write(e event.Event) error {
 		return fmt.Errorf("record event %d (%s): an earlier write failed: %w", e.Seq, e.Type, r.err)
 	}
 	r.buf.Reset()
+	e.Prev = r.prev
 	if err := event.Encode(&r.buf, e); err != nil {
 		return fmt.Errorf("record event %d (%s): %w", e.Seq, e.Type, err)
 	}
@@ -213,6 +215,7 @@ func (r *Recorder) Write(e event.Event) error {
 		r.err = err
 		return fmt.Errorf("record event %d (%s): %w", e.Seq, e.Type, err)
 	}
+	r.prev = LineHash(bytes.TrimSuffix(r.buf.Bytes(), []byte("\n")))
 	if e.Type == event.TypeRunFinished {
 		if err := r.f.Sync(); err != nil {
 			r.err = err

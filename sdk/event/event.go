@@ -64,6 +64,10 @@ type Event struct {
 	Time          time.Time `json:"time"`
 	Type          Type      `json:"type"`
 	Payload       Payload   `json:"-"`
+	// Prev is set in recordings only: "sha256:<hex>" of the previous line
+	// of events.jsonl (empty for the first), so any edit, insertion or
+	// removal breaks the chain.
+	Prev string `json:"-"`
 }
 
 // wire is Event as JSON: the payload under "data".
@@ -75,6 +79,7 @@ type wire struct {
 	Time          time.Time       `json:"time"`
 	Type          Type            `json:"type"`
 	Data          json.RawMessage `json:"data"`
+	Prev          string          `json:"prev,omitempty"`
 }
 
 // MarshalJSON writes the public shape.
@@ -90,7 +95,7 @@ func (e Event) MarshalJSON() ([]byte, error) {
 	if t == "" {
 		t = e.Payload.EventType()
 	}
-	return json.Marshal(wire{e.SchemaVersion, e.RunID, e.AgentID, e.Seq, e.Time.UTC(), t, data})
+	return json.Marshal(wire{e.SchemaVersion, e.RunID, e.AgentID, e.Seq, e.Time.UTC(), t, data, e.Prev})
 }
 
 // UnmarshalJSON reads the public shape, decoding data into the payload
@@ -118,7 +123,7 @@ func (e *Event) UnmarshalJSON(b []byte) error {
 			return fmt.Errorf("%s data: %w", w.Type, err)
 		}
 	}
-	*e = Event{w.SchemaVersion, w.RunID, w.AgentID, w.Seq, w.Time, w.Type, p}
+	*e = Event{w.SchemaVersion, w.RunID, w.AgentID, w.Seq, w.Time, w.Type, p, w.Prev}
 	return nil
 }
 

@@ -41,11 +41,24 @@ func (c *command) Run(args []string) int {
 	if c.flags != nil {
 		c.flags(fs)
 	}
-	if err := fs.Parse(args); err != nil {
-		fmt.Fprintf(c.app.env.Stderr, "sparrow: %v\nUsage: %s\n", err, c.usage)
-		return ExitUsage
+	// Flags may come before or after arguments ("replay ID --json");
+	// everything after "--" is an argument.
+	var positional []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			fmt.Fprintf(c.app.env.Stderr, "sparrow: %v\nUsage: %s\n", err, c.usage)
+			return ExitUsage
+		}
+		rest := fs.Args()
+		consumed := len(args) - len(rest)
+		if consumed > 0 && args[consumed-1] == "--" || len(rest) == 0 {
+			positional = append(positional, rest...)
+			break
+		}
+		positional = append(positional, rest[0])
+		args = rest[1:]
 	}
-	return c.run(fs.Args())
+	return c.run(positional)
 }
 
 // group is a parent verb such as "plugin" that only lists its children.
@@ -66,6 +79,10 @@ func (a *app) commands() map[string]mcli.CommandFactory {
 		"version":         a.versionCmd(),
 		"run":             a.runCmd(),
 		"rewind":          a.rewindCmd(),
+		"replay":          a.replayCmd(),
+		"runs":            &group{name: "runs", synopsis: "List and verify recorded runs", app: a},
+		"runs list":       a.runsListCmd(),
+		"runs verify":     a.runsVerifyCmd(),
 		"checkpoint":      &group{name: "checkpoint", synopsis: "List and compare workspace checkpoints", app: a},
 		"checkpoint list": a.checkpointListCmd(),
 		"checkpoint diff": a.checkpointDiffCmd(),

@@ -189,6 +189,11 @@ func (r *humanRenderer) showDiff(p *event.DiffApplied) {
 func (r *humanRenderer) finish(res engine.Result, dir string) {
 	r.sync()
 	r.endText()
+	r.printSummary(res, dir)
+}
+
+// printSummary is the closing line of a run.
+func (r *humanRenderer) printSummary(res engine.Result, dir string) {
 	status := r.paint(green, res.Status)
 	if res.Status != event.StatusCompleted {
 		status = r.paint(red, res.Status)
