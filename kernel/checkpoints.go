@@ -25,3 +25,12 @@ func (c runCheckpointer) Checkpoint(ctx context.Context, turn int, tool, summary
 	cp, err := c.store.Create(ctx, checkpoint.Meta{RunID: c.runID, Turn: turn, Tool: tool, Summary: summary})
 	return cp.ID, cp.Ref, err
 }
+
+func (c runCheckpointer) Rollback(ctx context.Context, id string) error {
+	cp, err := c.store.Find(ctx, id)
+	if err != nil {
+		return err
+	}
+	_, err = c.store.Restore(ctx, cp, c.runID)
+	return err
+}

@@ -188,8 +188,8 @@ func (s *Store) List(ctx context.Context) ([]Checkpoint, error) {
 	return cps, nil
 }
 
-// Find returns the checkpoint with id, or the Nth newest for "N" (1 is
-// the newest).
+// Find returns the checkpoint with id, or the checkpoint before the Nth
+// newest batch for "N" (1, the default, is before the last batch).
 func (s *Store) Find(ctx context.Context, idOrN string) (Checkpoint, error) {
 	all, err := s.List(ctx)
 	if err != nil {
@@ -202,10 +202,18 @@ func (s *Store) Find(ctx context.Context, idOrN string) (Checkpoint, error) {
 		idOrN = "1"
 	}
 	if n, err := strconv.Atoi(idOrN); err == nil {
-		if n < 1 || n > len(all) {
-			return Checkpoint{}, fmt.Errorf("there are %d checkpoints; %d is out of range", len(all), n)
+		// Counting goes by batches: snapshots taken at the end of a run or
+		// before a rewind are not steps back.
+		var batches []Checkpoint
+		for _, c := range all {
+			if c.Meta.Tool != "" {
+				batches = append(batches, c)
+			}
 		}
-		return all[n-1], nil
+		if n < 1 || n > len(batches) {
+			return Checkpoint{}, fmt.Errorf("there are %d batch checkpoints; %d is out of range", len(batches), n)
+		}
+		return batches[n-1], nil
 	}
 	for _, c := range all {
 		if c.ID == idOrN {

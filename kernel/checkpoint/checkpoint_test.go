@@ -11,6 +11,7 @@ import (
 	"sort"
 	"strings"
 	"testing"
+	"time"
 )
 
 func git(t *testing.T, dir string, args ...string) string {
@@ -134,8 +135,12 @@ func TestRoundTripInAGitRepo(t *testing.T) {
 		t.Error("the user's index file changed")
 	}
 	list, _ := s.List(ctx)
-	if len(list) != 2 || list[1].ID != "r1-1" || list[0].ID != "r1-2" || list[1].Meta.Tool != "edit_file" {
+	if len(list) != 3 || list[2].ID != "r1-1" || list[1].Meta.Summary != "before rewind to r1-1" || list[2].Meta.Tool != "edit_file" {
 		t.Fatalf("checkpoints %+v", list)
+	}
+	// The tree after the rewind is, hash for hash, the checkpoint's tree.
+	if list[0].Tree != list[2].Tree {
+		t.Errorf("restored tree %s differs from the checkpoint's %s", list[0].Tree, list[2].Tree)
 	}
 }
 
@@ -147,7 +152,7 @@ func TestShadowRepoAndUndoableRewind(t *testing.T) {
 	if err != nil || !s.Shadow() {
 		t.Fatalf("open: %v shadow=%v", err, s.Shadow())
 	}
-	cp1, _ := s.Create(ctx, Meta{RunID: "r", Summary: "one"})
+	cp1, _ := s.Create(ctx, Meta{RunID: "r", Tool: "write_file", Summary: "one"})
 	write(t, ws, "notes.md", "v2\n")
 	undo, err := s.Restore(ctx, cp1, "r")
 	if err != nil {
@@ -165,8 +170,8 @@ func TestShadowRepoAndUndoableRewind(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(ws, ".git")); !os.IsNotExist(err) {
 		t.Error("a shadow checkpoint created .git in the workspace")
 	}
-	if c, err := s.Find(ctx, "2"); err != nil || c.ID != undo.ID && c.ID != "r-2" {
-		t.Errorf("find 2: %+v %v", c, err)
+	if c, err := s.Find(ctx, "1"); err != nil || c.ID != cp1.ID {
+		t.Errorf("find 1 = %+v %v, want the batch checkpoint %s (rewind snapshots do not count)", c, err, cp1.ID)
 	}
 	if _, err := s.Find(ctx, "nope"); err == nil || !strings.Contains(err.Error(), `no checkpoint "nope"`) {
 		t.Errorf("find nope: %v", err)
@@ -192,4 +197,29 @@ func keys(m map[string]string) []string {
 	}
 	sort.Strings(out)
 	return out
+}
+
+func TestPruneAndDirty(t *testing.T) {
+	ctx := context.Background()
+	ws := t.TempDir()
+	write(t, ws, "a.txt", "1\n")
+	s, _ := Open(ctx, ws, t.TempDir())
+	cp, _ := s.Create(ctx, Meta{RunID: "r", Summary: "one"})
+	if d, err := s.Dirty(ctx, cp); err != nil || len(d) != 0 {
+		t.Fatalf("clean workspace dirty: %v %v", d, err)
+	}
+	write(t, ws, "a.txt", "2\n")
+	write(t, ws, "b.txt", "new\n")
+	if d, _ := s.Dirty(ctx, cp); strings.Join(d, ",") != "M a.txt,A b.txt" {
+		t.Fatalf("dirty = %v", d)
+	}
+	if n, err := s.Prune(ctx, time.Now().Add(-time.Hour)); err != nil || n != 0 {
+		t.Fatalf("pruned %d recent checkpoints: %v", n, err)
+	}
+	if n, err := s.Prune(ctx, time.Now().Add(time.Hour)); err != nil || n != 1 {
+		t.Fatalf("pruned %d, want 1: %v", n, err)
+	}
+	if all, _ := s.List(ctx); len(all) != 0 {
+		t.Fatalf("left %v", all)
+	}
 }

@@ -37,6 +37,11 @@ func (s *Store) Restore(ctx context.Context, target Checkpoint, runID string) (C
 		}
 		removeEmptyParents(s.ws, filepath.Dir(p))
 	}
+	// Record where the rewind left the workspace, so later edits by the
+	// user can be told apart from it.
+	if _, err := s.Create(ctx, Meta{RunID: runID, Summary: "after rewind to " + target.ID}); err != nil {
+		return before, fmt.Errorf("rewind: snapshot the result: %w", err)
+	}
 	return before, nil
 }
 

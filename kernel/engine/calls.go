@@ -39,7 +39,7 @@ func (e *Engine) runCalls(ctx context.Context, calls []provider.ToolCall) ([]pro
 			stop = p.verdict.Reason
 		}
 	}
-	e.checkpoint(ctx, preps)
+	cpID := e.checkpoint(ctx, preps)
 	// Read-only calls that passed run concurrently; the rest run one by
 	// one, in the order the model gave them.
 	var wg sync.WaitGroup
@@ -54,6 +54,7 @@ func (e *Engine) runCalls(ctx context.Context, calls []provider.ToolCall) ([]pro
 			e.execute(ctx, p)
 		}
 	}
+	e.rollbackFailed(ctx, cpID, preps)
 	parts := make([]provider.Part, len(preps))
 	for i, p := range preps {
 		parts[i] = provider.Part{ToolResult: p.result}
@@ -224,7 +225,7 @@ func sortedKeys(m map[string]bool) []string {
 // checkpoint snapshots the workspace once before a batch holding calls
 // that may change it. Without a snapshot those calls do not run: nothing
 // mutating runs without a way back.
-func (e *Engine) checkpoint(ctx context.Context, preps []*prepared) {
+func (e *Engine) checkpoint(ctx context.Context, preps []*prepared) string {
 	var first *prepared
 	for _, p := range preps {
 		if p.result == nil && p.verdict.NeedsCheckpoint {
@@ -233,7 +234,7 @@ func (e *Engine) checkpoint(ctx context.Context, preps []*prepared) {
 		}
 	}
 	if first == nil || e.o.Checkpoints == nil {
-		return
+		return ""
 	}
 	e.mu.Lock()
 	turn := e.turns
@@ -241,7 +242,7 @@ func (e *Engine) checkpoint(ctx context.Context, preps []*prepared) {
 	id, ref, err := e.o.Checkpoints.Checkpoint(ctx, turn, first.call.Name, summarize(first.gcall))
 	if err == nil {
 		e.publish(&event.CheckpointCreated{ID: id, Ref: ref, Reason: "before " + summarize(first.gcall)})
-		return
+		return id
 	}
 	e.publish(&event.Error{Source: "checkpoint", Message: err.Error()})
 	for _, p := range preps {
@@ -250,5 +251,37 @@ func (e *Engine) checkpoint(ctx context.Context, preps []*prepared) {
 				Content: "Sparrow did not run this call: the workspace could not be checkpointed first (" + err.Error() + ")."}
 			e.publish(&event.ToolOutput{CallID: p.call.ID, Text: p.result.Content, Final: true, IsError: true})
 		}
+	}
+	return ""
+}
+
+// rollbackFailed restores the batch's checkpoint when a call that may
+// have changed the workspace failed, and tells the model.
+func (e *Engine) rollbackFailed(ctx context.Context, cpID string, preps []*prepared) {
+	if cpID == "" || e.o.KeepFailedBatches || ctx.Err() != nil {
+		return
+	}
+	var failed []*prepared
+	for _, p := range preps {
+		if p.verdict.NeedsCheckpoint && p.verdict.Decision == gate.Allow && p.result != nil && p.result.IsError {
+			failed = append(failed, p)
+		}
+	}
+	if len(failed) == 0 {
+		return
+	}
+	note := fmt.Sprintf("\n\n[sparrow] This batch failed, so the workspace was rolled back to checkpoint %s: every change the batch made is undone.", cpID)
+	if err := e.o.Checkpoints.Rollback(ctx, cpID); err != nil {
+		e.publish(&event.Error{Source: "checkpoint", Message: fmt.Sprintf("roll back to %s: %v", cpID, err)})
+		return
+	}
+	e.publish(&event.Error{Source: "checkpoint", Message: fmt.Sprintf("a call of the batch failed; the workspace was rolled back to %s", cpID)})
+	e.mu.Lock()
+	for k := range e.changed {
+		delete(e.changed, k)
+	}
+	e.mu.Unlock()
+	for _, p := range failed {
+		p.result.Content += note
 	}
 }

@@ -69,6 +69,9 @@ type Options struct {
 	// Checkpoints snapshots the workspace before every batch that may
 	// change it; nil disables checkpoints (tests only).
 	Checkpoints Checkpointer
+	// KeepFailedBatches leaves the workspace as a failed batch left it;
+	// by default it is rolled back to the batch's checkpoint.
+	KeepFailedBatches bool
 	// Redact hides secrets in tool results before the model sees them
 	// (the bus redacts events on its own). Nil leaves results as they are.
 	Redact func(string) string
@@ -78,6 +81,8 @@ type Options struct {
 type Checkpointer interface {
 	// Checkpoint snapshots and returns the checkpoint's id and ref.
 	Checkpoint(ctx context.Context, turn int, tool, summary string) (id, ref string, err error)
+	// Rollback restores the workspace to checkpoint id.
+	Rollback(ctx context.Context, id string) error
 }
 
 // RunInfo is descriptive data for RunStarted.
@@ -162,6 +167,13 @@ func (e *Engine) Run(ctx context.Context) (Result, error) {
 }
 
 func (e *Engine) finish(ctx context.Context, status, reason string) (Result, error) {
+	// A snapshot of where the run left the workspace: rewind compares
+	// against it to tell the user's own later edits from the run's.
+	if e.o.Checkpoints != nil && e.mutated() {
+		if id, ref, err := e.o.Checkpoints.Checkpoint(context.WithoutCancel(ctx), e.turns, "", "end of run"); err == nil {
+			e.publish(&event.CheckpointCreated{ID: id, Ref: ref, Reason: "end of run"})
+		}
+	}
 	if ctx.Err() != nil && status != event.StatusCompleted {
 		status, reason = event.StatusCancelled, "cancelled by the user"
 	}

@@ -220,13 +220,19 @@ func TestHostExecIsGatedOnTheRealCommand(t *testing.T) {
 }
 
 type fakeCheckpoints struct {
-	err   error
-	taken []string
+	err        error
+	taken      []string
+	rolledBack []string
 }
 
 func (f *fakeCheckpoints) Checkpoint(_ context.Context, turn int, tool, summary string) (string, string, error) {
 	f.taken = append(f.taken, summary)
 	return "r1-1", "refs/sparrow/checkpoints/r1-1", f.err
+}
+
+func (f *fakeCheckpoints) Rollback(_ context.Context, id string) error {
+	f.rolledBack = append(f.rolledBack, id)
+	return nil
 }
 
 func TestCheckpointBeforeMutatingBatches(t *testing.T) {
@@ -237,8 +243,8 @@ func TestCheckpointBeforeMutatingBatches(t *testing.T) {
 	cps := &fakeCheckpoints{}
 	h.opts.Checkpoints = cps
 	h.run(context.Background())
-	if len(cps.taken) != 1 || cps.taken[0] != "write a.go" {
-		t.Fatalf("checkpoints %v: want one, before the write batch only", cps.taken)
+	if len(cps.taken) != 2 || cps.taken[0] != "write a.go" || cps.taken[1] != "end of run" {
+		t.Fatalf("checkpoints %v: want one before the write batch only, and one at the end", cps.taken)
 	}
 	types := h.types()
 	cp, diff := -1, -1
@@ -267,5 +273,34 @@ func TestNoCheckpointNoMutation(t *testing.T) {
 	r := h.prov.seen[1].Messages[2].Parts[0].ToolResult
 	if !r.IsError || !strings.Contains(r.Content, "could not be checkpointed first (disk full)") {
 		t.Errorf("model told %+v", r)
+	}
+}
+
+func TestFailedBatchIsRolledBack(t *testing.T) {
+	h := newHarness(t, "autonomous", 0.9,
+		say("", call("c1", "write", `{"path":"a.go"}`), call("c2", "shell", `{"command":"make"}`)),
+		say("ok"))
+	h.opts.Tools[2] = fakeTool{h.opts.Tools[2].Spec(), func(context.Context, *toolCall) (toolResult, error) {
+		return toolResult{Content: "exit code: 127", IsError: true}, nil
+	}}
+	cps := &fakeCheckpoints{}
+	h.opts.Checkpoints = cps
+	res := h.run(context.Background())
+	if len(cps.rolledBack) != 1 || cps.rolledBack[0] != "r1-1" {
+		t.Fatalf("rolled back %v", cps.rolledBack)
+	}
+	if len(res.FilesChanged) != 0 {
+		t.Errorf("files still reported changed after the rollback: %v", res.FilesChanged)
+	}
+	r := h.prov.seen[1].Messages[2].Parts[1].ToolResult
+	if !strings.Contains(r.Content, "rolled back to checkpoint r1-1") {
+		t.Errorf("model not told: %q", r.Content)
+	}
+	h2 := newHarness(t, "autonomous", 0.9, say("", call("c1", "write", `{"path":"a.go"}`)), say("ok"))
+	cps2 := &fakeCheckpoints{}
+	h2.opts.Checkpoints = cps2
+	h2.run(context.Background())
+	if len(cps2.rolledBack) != 0 {
+		t.Errorf("a successful batch was rolled back")
 	}
 }

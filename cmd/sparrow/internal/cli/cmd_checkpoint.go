@@ -1,9 +1,14 @@
 package cli
 
 import (
+	"bufio"
 	"encoding/json"
+	"os"
+	"strings"
+
 	"flag"
 	"fmt"
+	"golang.org/x/term"
 	"text/tabwriter"
 	"time"
 
@@ -83,7 +88,11 @@ func (a *app) checkpointDiffCmd() *command {
 }
 
 func (a *app) rewindCmd() *command {
-	c := &command{app: a, synopsis: "Restore the workspace to a checkpoint (undoable)", usage: "sparrow rewind [ID | N]"}
+	var force bool
+	c := &command{app: a, synopsis: "Restore the workspace to a checkpoint (undoable)", usage: "sparrow rewind [--force] [ID | N]",
+		flags: func(fs *flag.FlagSet) {
+			fs.BoolVar(&force, "force", false, "rewind even over changes Sparrow did not make")
+		}}
 	c.run = func(args []string) int {
 		if len(args) > 1 {
 			return a.usageError(c.usage, "want at most one checkpoint id or count")
@@ -99,6 +108,9 @@ func (a *app) rewindCmd() *command {
 		cp, err := store.Find(a.ctx, target)
 		if err != nil {
 			return a.fail(err)
+		}
+		if code := a.confirmForeignChanges(store, force); code != 0 {
+			return code
 		}
 		before, err := store.Restore(a.ctx, cp, "rewind")
 		if err != nil {
@@ -125,4 +137,38 @@ func (a *app) checkpointStore() (*checkpoint.Store, int) {
 		return nil, a.fail(err)
 	}
 	return store, 0
+}
+
+// confirmForeignChanges protects edits Sparrow did not make: files that
+// differ from the last state Sparrow recorded. It asks on a terminal and
+// refuses without one, unless --force.
+func (a *app) confirmForeignChanges(store *checkpoint.Store, force bool) int {
+	all, err := store.List(a.ctx)
+	if err != nil || len(all) == 0 || force {
+		return 0
+	}
+	dirty, err := store.Dirty(a.ctx, all[0])
+	if err != nil || len(dirty) == 0 {
+		return 0
+	}
+	fmt.Fprintf(a.env.Stderr, "These files changed since Sparrow last touched the workspace (%s):\n", all[0].ID)
+	for _, d := range dirty {
+		fmt.Fprintf(a.env.Stderr, "  %s\n", d)
+	}
+	if !a.stdinIsTerminal() {
+		fmt.Fprintln(a.env.Stderr, "sparrow: rewinding would overwrite them; rerun with --force to do it anyway (the rewind itself stays undoable)")
+		return ExitError
+	}
+	fmt.Fprint(a.env.Stderr, "Rewind anyway? (the rewind itself stays undoable) [y/N] ")
+	line, _ := bufio.NewReader(a.env.Stdin).ReadString('\n')
+	if answer := strings.ToLower(strings.TrimSpace(line)); answer != "y" && answer != "yes" {
+		fmt.Fprintln(a.env.Stderr, "Nothing changed.")
+		return ExitError
+	}
+	return 0
+}
+
+func (a *app) stdinIsTerminal() bool {
+	f, ok := a.env.Stdin.(*os.File)
+	return ok && term.IsTerminal(int(f.Fd()))
 }
