@@ -172,3 +172,27 @@ func (a *app) stdinIsTerminal() bool {
 	f, ok := a.env.Stdin.(*os.File)
 	return ok && term.IsTerminal(int(f.Fd()))
 }
+
+func (a *app) checkpointPruneCmd() *command {
+	var olderThan time.Duration
+	c := &command{app: a, synopsis: "Delete old checkpoints", usage: "sparrow checkpoint prune [--older-than DURATION]",
+		flags: func(fs *flag.FlagSet) {
+			fs.DurationVar(&olderThan, "older-than", 30*24*time.Hour, "delete checkpoints older than this")
+		}}
+	c.run = func(args []string) int {
+		if len(args) > 0 {
+			return a.usageError(c.usage, "unexpected arguments %q", args)
+		}
+		store, code := a.checkpointStore()
+		if store == nil {
+			return code
+		}
+		n, err := store.Prune(a.ctx, time.Now().Add(-olderThan))
+		if err != nil {
+			return a.fail(err)
+		}
+		fmt.Fprintf(a.env.Stdout, "Pruned %d checkpoint(s) older than %s.\n", n, olderThan)
+		return ExitOK
+	}
+	return c
+}
