@@ -14,6 +14,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -45,6 +46,14 @@ type Store struct {
 	gitDir string
 	index  string
 	shadow bool
+
+	mu   sync.Mutex
+	last map[string]lastCheckpoint // run id → its newest checkpoint
+}
+
+type lastCheckpoint struct {
+	n      int
+	commit string
 }
 
 // Open prepares a store for workspace, keeping its private index (and the
@@ -62,7 +71,7 @@ func Open(ctx context.Context, workspace, stateDir string) (*Store, error) {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, fmt.Errorf("checkpoint state: %w", err)
 	}
-	s := &Store{ws: ws, index: filepath.Join(dir, "index")}
+	s := &Store{ws: ws, index: filepath.Join(dir, "index"), last: map[string]lastCheckpoint{}}
 	out, err := exec.CommandContext(ctx, "git", "-C", ws, "rev-parse", "--absolute-git-dir").Output()
 	top, terr := exec.CommandContext(ctx, "git", "-C", ws, "rev-parse", "--show-toplevel").Output()
 	if err == nil && terr == nil && filepath.Clean(strings.TrimSpace(string(top))) == ws {
@@ -84,7 +93,8 @@ func (s *Store) Shadow() bool { return s.shadow }
 
 // git runs git against the workspace with the private index.
 func (s *Store) git(ctx context.Context, stdin []byte, args ...string) (string, error) {
-	cmd := exec.CommandContext(ctx, "git", args...)
+	// The untracked cache spares re-scanning unchanged directories.
+	cmd := exec.CommandContext(ctx, "git", append([]string{"-c", "core.untrackedCache=true", "-c", "gc.auto=0"}, args...)...)
 	cmd.Dir = s.ws
 	cmd.Env = append(os.Environ(),
 		"GIT_DIR="+s.gitDir, "GIT_WORK_TREE="+s.ws, "GIT_INDEX_FILE="+s.index,
@@ -133,11 +143,21 @@ func (s *Store) Create(ctx context.Context, m Meta) (Checkpoint, error) {
 	if _, err := s.git(ctx, nil, "update-ref", ref, commit); err != nil {
 		return Checkpoint{}, fmt.Errorf("checkpoint: %w", err)
 	}
+	s.mu.Lock()
+	s.last[m.RunID] = lastCheckpoint{n, commit}
+	s.mu.Unlock()
 	return Checkpoint{ID: id, Ref: ref, Commit: commit, Tree: tree, Time: time.Now(), Meta: m}, nil
 }
 
-// next is the number of the run's next checkpoint and its latest commit.
+// next is the number of the run's next checkpoint and its latest commit;
+// refs are scanned once per run per Store, then counted in memory.
 func (s *Store) next(ctx context.Context, runID string) (int, string, error) {
+	s.mu.Lock()
+	l, ok := s.last[runID]
+	s.mu.Unlock()
+	if ok {
+		return l.n + 1, l.commit, nil
+	}
 	all, err := s.List(ctx)
 	if err != nil {
 		return 0, "", err
