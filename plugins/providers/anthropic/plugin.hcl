@@ -5,7 +5,7 @@ plugin "anthropic" {
   runtime     = "grpc"
   entry       = "sparrow-provider-anthropic"
   components  = ["anthropic"]
-  description = "Anthropic's Messages API: streaming, tool use, extended thinking, prompt-cache usage."
+  description = "Anthropic Messages API: streaming, tool use, extended thinking, prompt caching."
   capabilities {
     network = true
     env     = ["ANTHROPIC_API_KEY"]
