@@ -1,179 +1,220 @@
 package fs
 
 import (
-	"context"
 	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
+
+	"github.com/google/go-cmp/cmp"
 
 	"github.com/sparrow-cli/sparrow/sdk/tool"
 )
 
-func workspace(t *testing.T, files map[string]string) string {
-	t.Helper()
-	ws := t.TempDir()
-	for name, content := range files {
-		p := filepath.Join(ws, name)
-		os.MkdirAll(filepath.Dir(p), 0o755)
-		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
-			t.Fatal(err)
-		}
+func TestSpecs(t *testing.T) {
+	want := map[string]struct {
+		risk  tool.Risk
+		paths []string
+	}{
+		"read_file":  {tool.RiskReadOnly, []string{"path"}},
+		"write_file": {tool.RiskMutating, []string{"path"}},
+		"edit_file":  {tool.RiskMutating, []string{"path"}},
+		"list_dir":   {tool.RiskReadOnly, []string{"path"}},
+		"glob":       {tool.RiskReadOnly, []string{"path"}},
+		"grep":       {tool.RiskReadOnly, []string{"path"}},
 	}
-	return ws
-}
-
-func invoke(t *testing.T, tl tool.Tool, ws, args string) tool.Result {
-	t.Helper()
-	res, err := tl.Invoke(context.Background(), &tool.Call{Arguments: json.RawMessage(args), Workspace: ws, Output: os.Stderr})
-	if err != nil {
-		t.Fatalf("%s %s: %v", tl.Spec().Name, args, err)
-	}
-	return res
-}
-
-func TestSpecsAreValid(t *testing.T) {
 	for _, tl := range Tools() {
-		if err := tool.ValidateSpec(tl.Spec()); err != nil {
+		s := tl.Spec()
+		if err := tool.ValidateSpec(s); err != nil {
 			t.Error(err)
 		}
-		if len(tl.Spec().PathArguments) == 0 || tl.Spec().Description == "" {
-			t.Errorf("%s: no path arguments or description", tl.Spec().Name)
+		w, ok := want[s.Name]
+		if !ok {
+			t.Errorf("unexpected tool %s", s.Name)
+			continue
 		}
+		delete(want, s.Name)
+		if s.Risk != w.risk || !cmp.Equal(s.PathArguments, w.paths) {
+			t.Errorf("%s: risk %s, path arguments %v", s.Name, s.Risk, s.PathArguments)
+		}
+		if len(s.Description) < 200 {
+			t.Errorf("%s: description too thin: %q", s.Name, s.Description)
+		}
+		var schema struct {
+			Properties map[string]any `json:"properties"`
+		}
+		if err := json.Unmarshal(s.InputSchema, &schema); err != nil {
+			t.Fatal(err)
+		}
+		for _, p := range s.PathArguments {
+			if _, ok := schema.Properties[p]; !ok {
+				t.Errorf("%s: path argument %s is not in the schema", s.Name, p)
+			}
+		}
+	}
+	for name := range want {
+		t.Errorf("missing tool %s", name)
 	}
 }
 
-func TestReadFile(t *testing.T) {
-	long := strings.Repeat("line\n", 2500)
-	ws := workspace(t, map[string]string{"a.go": "package a\n\nfunc A() {}\n", "empty": "", "bin": "x\x00y", "long.txt": long})
-	os.Symlink("/etc/passwd", filepath.Join(ws, "link"))
+func TestResolve(t *testing.T) {
+	ws := tree(t, map[string]string{"a/b.txt": "x", "secret/": ""})
+	outside := tree(t, map[string]string{"passwd": "root"})
+	symlink(t, outside, filepath.Join(ws, "escape"))
+	symlink(t, filepath.Join(outside, "passwd"), filepath.Join(ws, "a", "pw"))
+	symlink(t, filepath.Join(outside, "missing"), filepath.Join(ws, "dangling"))
+	symlink(t, "b.txt", filepath.Join(ws, "a", "inner"))
+	root, _ := filepath.EvalSymlinks(ws)
 	cases := []struct {
-		args, want string
-		isErr      bool
+		path, rel, err string
 	}{
-		{`{"path":"a.go"}`, "     1\tpackage a\n     2\t\n     3\tfunc A() {}\n", false},
-		{`{"path":"a.go","offset":3,"limit":1}`, "     3\tfunc A() {}\n", false},
-		{`{"path":"a.go","offset":9}`, "offset 9 is past the end", true},
-		{`{"path":"empty"}`, "empty is empty.", false},
-		{`{"path":"bin"}`, "binary file", true},
-		{`{"path":"long.txt"}`, "[truncated: 500 more lines; read on with offset 2001]", false},
-		{`{"path":"../x"}`, "outside the workspace", true},
-		{`{"path":"link"}`, "outside the workspace", true},
-		{`{"path":"nope.go"}`, "cannot read nope.go", true},
-		{`{"pth":"a.go"}`, `unknown field "pth"`, true},
+		{path: "a/b.txt", rel: "a/b.txt"},
+		{path: "./a/../a/b.txt", rel: "a/b.txt"},
+		{path: ".", rel: "."},
+		{path: filepath.Join(ws, "a", "b.txt"), rel: "a/b.txt"},
+		{path: "a/new/deeper.txt", rel: "a/new/deeper.txt"},
+		{path: "a/inner", rel: "a/b.txt"},
+		{path: "", err: "path is empty"},
+		{path: "..", err: "outside the workspace"},
+		{path: "a/../../x", err: "outside the workspace"},
+		{path: "/etc/passwd", err: "outside the workspace"},
+		{path: "escape/passwd", err: "outside the workspace (it resolves to"},
+		{path: "escape/new.txt", err: "outside the workspace"},
+		{path: "a/pw", err: "outside the workspace"},
+		{path: "dangling", err: "symlink to a missing target"},
+		{path: "dangling/x", err: "symlink to a missing target"},
+		{path: "a\x00b", err: "NUL"},
 	}
 	for _, tc := range cases {
-		res := invoke(t, readFile{}, ws, tc.args)
-		if res.IsError != tc.isErr || !strings.Contains(res.Content, tc.want) {
-			t.Errorf("%s: %+v, want %q (error %v)", tc.args, res, tc.want, tc.isErr)
+		got, err := resolve(ws, tc.path)
+		if tc.err != "" {
+			if err == nil || !strings.Contains(err.Error(), tc.err) {
+				t.Errorf("resolve(%q) = %+v, %v; want error %q", tc.path, got, err, tc.err)
+			}
+			continue
 		}
+		if err != nil || got.rel != tc.rel || got.root != root {
+			t.Errorf("resolve(%q) = %+v, %v; want rel %q", tc.path, got, err, tc.rel)
+		}
+	}
+	if _, err := resolve("relative/ws", "a"); err == nil {
+		t.Error("a relative workspace was accepted")
 	}
 }
 
-func TestWriteAndEdit(t *testing.T) {
-	ws := workspace(t, map[string]string{"a.go": "one\ntwo\nthree\ntwo\n"})
-	os.Chmod(filepath.Join(ws, "a.go"), 0o600)
-	res := invoke(t, editFile{}, ws, `{"path":"a.go","old_string":"three","new_string":"3"}`)
-	var meta struct {
-		Path, Diff     string
-		Added, Removed int
-		Created        bool
-	}
-	json.Unmarshal(res.Metadata, &meta)
-	if res.IsError || meta.Path != "a.go" || meta.Added != 1 || meta.Removed != 1 || !strings.Contains(meta.Diff, "-three\n+3\n") {
-		t.Fatalf("edit: %+v %+v", res, meta)
-	}
-	if b, _ := os.ReadFile(filepath.Join(ws, "a.go")); string(b) != "one\ntwo\n3\ntwo\n" {
-		t.Fatalf("file is %q", b)
-	}
-	if fi, _ := os.Stat(filepath.Join(ws, "a.go")); fi.Mode().Perm() != 0o600 {
-		t.Errorf("mode changed to %v", fi.Mode())
-	}
-	for args, want := range map[string]string{
-		`{"path":"a.go","old_string":"two","new_string":"2"}`:   "occurs 2 times",
-		`{"path":"a.go","old_string":"four","new_string":"4"}`:  "not found",
-		`{"path":"a.go","old_string":"thre","new_string":"x"}`:  "not found",
-		`{"path":"a.go","old_string":"one","new_string":"one"}`: "the same",
-		`{"path":"../b.go","old_string":"x","new_string":"y"}`:  "outside the workspace",
-		`{"path":"a.go","old_string":"","new_string":"y"}`:      "old_string is empty",
-	} {
-		if r := invoke(t, editFile{}, ws, args); !r.IsError || !strings.Contains(r.Content, want) {
-			t.Errorf("%s: %+v, want %q", args, r, want)
+// Every tool refuses paths that leave the workspace, by .. or by symlink.
+func TestEveryToolRefusesEscapes(t *testing.T) {
+	ws := tree(t, map[string]string{"in.txt": "hello\n"})
+	outside := tree(t, map[string]string{"secret.txt": "top secret\n"})
+	symlink(t, outside, filepath.Join(ws, "link"))
+	rel, _ := filepath.Rel(ws, outside)
+	for _, p := range []string{rel + "/secret.txt", "link/secret.txt", filepath.Join(outside, "secret.txt")} {
+		dir := filepath.Dir(p)
+		calls := map[tool.Tool]string{
+			readFile{}:  args("path", p),
+			writeFile{}: args("path", p, "content", "pwned"),
+			editFile{}:  args("path", p, "old_string", "top", "new_string", "pwned"),
+			listDir{}:   args("path", dir),
+			globTool{}:  args("pattern", "*", "path", dir),
+			grepTool{}:  args("pattern", "secret", "path", dir),
+		}
+		for tl, a := range calls {
+			mustFail(t, invoke(t, tl, ws, a), "outside the workspace")
 		}
 	}
-	if r := invoke(t, editFile{}, ws, `{"path":"a.go","old_string":"two","new_string":"2","replace_all":true}`); r.IsError {
-		t.Errorf("replace_all: %+v", r)
-	}
-	res = invoke(t, writeFile{}, ws, `{"path":"sub/dir/new.txt","content":"hi\n"}`)
-	json.Unmarshal(res.Metadata, &meta)
-	if res.IsError || !meta.Created || meta.Added != 1 {
-		t.Fatalf("write: %+v %+v", res, meta)
-	}
-	if r := invoke(t, writeFile{}, ws, `{"path":"/etc/evil","content":"x"}`); !r.IsError {
-		t.Error("wrote outside the workspace")
+	if got := readString(t, filepath.Join(outside, "secret.txt")); got != "top secret\n" {
+		t.Fatalf("the file outside was changed: %q", got)
 	}
 }
 
-func TestListGlobGrep(t *testing.T) {
-	ws := workspace(t, map[string]string{
-		".gitignore": "build/\n*.log\n", "main.go": "package main\n\nfunc main() {\n\tprintln(\"Ahoy\")\n}\n",
-		"pkg/a/a.go": "package a\n// ahoy there\n", "build/out.go": "package out // Ahoy\n", "x.log": "Ahoy\n", ".git/HEAD": "ref\n",
-	})
-	res := invoke(t, listDir{}, ws, `{"depth":3}`)
-	for _, want := range []string{"main.go  (", "pkg/\n", "pkg/a/a.go"} {
-		if !strings.Contains(res.Content, want) {
-			t.Errorf("list lacks %q:\n%s", want, res.Content)
-		}
+func TestBadArguments(t *testing.T) {
+	ws := tree(t, map[string]string{"a.txt": "a\n"})
+	cases := []struct {
+		tool tool.Tool
+		args string
+		want string
+	}{
+		{readFile{}, `{"path":"a.txt","lines":3}`, `unknown field "lines"`},
+		{readFile{}, `{}`, "path is required"},
+		{readFile{}, `{"path":7}`, "cannot unmarshal number"},
+		{readFile{}, `{"path":"a.txt","offset":0}`, "offset must be 1 to"},
+		{readFile{}, `{"path":"a.txt","limit":0}`, "limit must be at least 1"},
+		{readFile{}, `{"path":"a.txt","offset":"2"}`, "cannot unmarshal string"},
+		{writeFile{}, `{"path":"b.txt"}`, "content is required"},
+		{writeFile{}, `{"content":"x"}`, "path is required"},
+		{writeFile{}, `{"path":"b.txt","content":"x","mode":"0755"}`, `unknown field "mode"`},
+		{editFile{}, `{"path":"a.txt"}`, "give old_string and new_string, or patch"},
+		{editFile{}, `{"path":"a.txt","old_string":"a"}`, "new_string is required"},
+		{editFile{}, `{"path":"a.txt","new_string":"a"}`, "old_string is required"},
+		{editFile{}, `{"path":"a.txt","old_string":"","new_string":"b"}`, "old_string is empty"},
+		{editFile{}, `{"path":"a.txt","old_string":"a","new_string":"a"}`, "identical"},
+		{editFile{}, `{"path":"a.txt","old_string":"a","new_string":"b","patch":"@@ -1 +1 @@"}`, "not both"},
+		{editFile{}, `{"path":"a.txt","patch":"  "}`, "patch is empty"},
+		{editFile{}, `{"path":"a.txt","old_str":"a","new_string":"b"}`, `unknown field "old_str"`},
+		{listDir{}, `{"depth":0}`, "depth must be 1 to 5, got 0"},
+		{listDir{}, `{"depth":6}`, "depth must be 1 to 5, got 6"},
+		{listDir{}, `{"recursive":true}`, `unknown field "recursive"`},
+		{globTool{}, `{}`, "pattern is required"},
+		{globTool{}, `{"pattern":"[a-"}`, "not a valid glob"},
+		{globTool{}, `{"pattern":"/etc/*"}`, "must be relative"},
+		{globTool{}, `{"pattern":"../*"}`, "must not contain .."},
+		{grepTool{}, `{}`, "pattern is required"},
+		{grepTool{}, `{"pattern":"a("}`, "not a valid RE2"},
+		{grepTool{}, `{"pattern":"(?<=a)b"}`, "not a valid RE2"},
+		{grepTool{}, `{"pattern":"a","context":6}`, "context must be 0 to 5, got 6"},
+		{grepTool{}, `{"pattern":"a","context":-1}`, "context must be 0 to 5"},
+		{grepTool{}, `{"pattern":"a","max_results":0}`, "max_results must be 1 to 2000, got 0"},
+		{grepTool{}, `{"pattern":"a","max_results":5000}`, "max_results must be 1 to 2000"},
+		{grepTool{}, `{"pattern":"a","glob":"{a"}`, "not a valid glob"},
+		{grepTool{}, `{"pattern":"a","include":"*.go"}`, `unknown field "include"`},
 	}
-	for _, hidden := range []string{"build", "x.log", ".git/"} {
-		if strings.Contains(res.Content, hidden) {
-			t.Errorf("list shows ignored %q:\n%s", hidden, res.Content)
-		}
+	for _, tc := range cases {
+		t.Run(tc.tool.Spec().Name+" "+tc.args, func(t *testing.T) {
+			mustFail(t, invoke(t, tc.tool, ws, tc.args), tc.want)
+		})
 	}
-	res = invoke(t, globTool{}, ws, `{"pattern":"**/*.go"}`)
-	if !strings.Contains(res.Content, "main.go") || !strings.Contains(res.Content, "pkg/a/a.go") || strings.Contains(res.Content, "build") {
-		t.Errorf("glob:\n%s", res.Content)
+	if got := readString(t, filepath.Join(ws, "a.txt")); got != "a\n" {
+		t.Errorf("a bad call changed a.txt: %q", got)
 	}
-	res = invoke(t, grepTool{}, ws, `{"pattern":"ahoy","ignore_case":true}`)
-	if res.Content != "main.go:4:\tprintln(\"Ahoy\")\npkg/a/a.go:2:// ahoy there\n" {
-		t.Errorf("grep:\n%q", res.Content)
-	}
-	res = invoke(t, grepTool{}, ws, `{"pattern":"Ahoy","context":1,"glob":"*.go"}`)
-	if !strings.Contains(res.Content, "main.go:3-func main() {") || !strings.Contains(res.Content, "main.go:4:") {
-		t.Errorf("grep context:\n%s", res.Content)
-	}
-	if r := invoke(t, grepTool{}, ws, `{"pattern":"("}`); !r.IsError {
-		t.Error("bad regexp accepted")
-	}
-	if r := invoke(t, grepTool{}, ws, `{"pattern":"a","max_results":1}`); !strings.Contains(r.Content, "[truncated at 1 lines") {
-		t.Errorf("cap: %s", r.Content)
-	}
-}
-
-func TestEditWithPatch(t *testing.T) {
-	ws := workspace(t, map[string]string{"a.go": "package a\n\nfunc A() int {\n\treturn 1\n}\n\nfunc B() int {\n\treturn 1\n}\n"})
-	patch := "--- a/a.go\n+++ b/a.go\n@@ -7,3 +7,3 @@\n func B() int {\n-\treturn 1\n+\treturn 2\n }\n"
-	res := invoke(t, editFile{}, ws, `{"path":"a.go","patch":`+jsonString(patch)+`}`)
-	if res.IsError {
-		t.Fatal(res.Content)
-	}
-	if b, _ := os.ReadFile(filepath.Join(ws, "a.go")); !strings.Contains(string(b), "func B() int {\n\treturn 2\n}") || !strings.Contains(string(b), "func A() int {\n\treturn 1") {
-		t.Fatalf("patched file:\n%s", b)
-	}
-	for name, bad := range map[string]string{
-		"no match":  "@@ -1,1 +1,1 @@\n-package b\n+package c\n",
-		"ambiguous": "@@ -99,1 +99,1 @@\n-}\n+} // end\n",
-		"garbage":   "hello\n",
-		"no hunks":  "--- a/a.go\n+++ b/a.go\n",
-	} {
-		if r := invoke(t, editFile{}, ws, `{"path":"a.go","patch":`+jsonString(bad)+`}`); !r.IsError {
-			t.Errorf("%s: applied", name)
-		}
+	if _, err := os.Stat(filepath.Join(ws, "b.txt")); !os.IsNotExist(err) {
+		t.Errorf("a bad call created b.txt")
 	}
 }
 
-func jsonString(s string) string {
-	b, _ := json.Marshal(s)
-	return string(b)
+// File tools never reach for the Host, and a missing workspace is an
+// error result.
+func TestNoWorkspace(t *testing.T) {
+	calls := map[tool.Tool]string{
+		readFile{}: `{"path":"a"}`, writeFile{}: `{"path":"a","content":""}`,
+		editFile{}: `{"path":"a","old_string":"a","new_string":"b"}`, listDir{}: `{}`,
+		globTool{}: `{"pattern":"*"}`, grepTool{}: `{"pattern":"a"}`,
+	}
+	for tl, a := range calls {
+		mustFail(t, invoke(t, tl, "", a), "the kernel gave no absolute workspace")
+	}
+}
+
+func TestSpecialFilesAndGitAreRefused(t *testing.T) {
+	ws := tree(t, map[string]string{".git/config": "[core]\n", "a.txt": "a\n"})
+	if err := syscall.Mkfifo(filepath.Join(ws, "pipe"), 0o644); err != nil {
+		t.Skipf("mkfifo: %v", err)
+	}
+	// A FIFO would block a reader forever.
+	mustFail(t, invoke(t, readFile{}, ws, args("path", "pipe")), "pipe is not a regular file")
+	mustFail(t, invoke(t, grepTool{}, ws, args("pattern", "x", "path", "pipe")), "pipe is not a regular file")
+	mustFail(t, invoke(t, editFile{}, ws, args("path", "pipe", "old_string", "a", "new_string", "b")), "pipe is not a regular file")
+	mustFail(t, invoke(t, writeFile{}, ws, args("path", "pipe", "content", "b")), "pipe is not a regular file")
+	// A directory walk lists it but never opens it.
+	if got := mustOK(t, invoke(t, grepTool{}, ws, args("pattern", "a"))); got != "a.txt:1:a\n" {
+		t.Errorf("grep: %q", got)
+	}
+	// .git is the checkpoints' store: never written by file tools.
+	mustFail(t, invoke(t, writeFile{}, ws, args("path", ".git/config", "content", "x")), "inside .git")
+	mustFail(t, invoke(t, editFile{}, ws, args("path", ".git/config", "old_string", "core", "new_string", "x")), "inside .git")
+	mustFail(t, invoke(t, writeFile{}, ws, args("path", "sub/.git/hooks/pre-commit", "content", "x")), "inside .git")
+	if got := readString(t, filepath.Join(ws, ".git", "config")); got != "[core]\n" {
+		t.Errorf(".git/config changed: %q", got)
+	}
 }

@@ -1,19 +1,15 @@
 package fs
 
 import (
-	"bufio"
-	"bytes"
 	"context"
 	_ "embed"
 	"fmt"
-	"io/fs"
-	"os"
-	"path/filepath"
+	"path"
 	"regexp"
-	"runtime"
+	"regexp/syntax"
 	"sort"
 	"strings"
-	"sync"
+	"unicode"
 
 	"github.com/bmatcuk/doublestar/v4"
 
@@ -23,13 +19,28 @@ import (
 //go:embed grep.md
 var grepDoc string
 
-const maxGrepFileBytes = 2 << 20
+// grep limits.
+const (
+	maxGrepFileBytes  = 2 << 20
+	defaultGrepMax    = 200
+	maxGrepResults    = 2000
+	maxGrepContext    = 5
+	maxGrepLineBytes  = 500
+	maxGrepOutputSize = 256 << 10
+)
 
 type grepTool struct{}
 
 func (grepTool) Spec() tool.Spec {
-	return tool.Spec{Name: "grep", Description: grepDoc, Risk: tool.RiskReadOnly, PathArguments: []string{"path"},
-		InputSchema: []byte(`{"type":"object","properties":{"pattern":{"type":"string"},"path":{"type":"string"},"glob":{"type":"string"},"ignore_case":{"type":"boolean"},"context":{"type":"integer","minimum":0,"maximum":5},"max_results":{"type":"integer","minimum":1}},"required":["pattern"]}`)}
+	return tool.Spec{
+		Name: "grep", Description: grepDoc, Risk: tool.RiskReadOnly, PathArguments: []string{"path"},
+		InputSchema: schema(`"pattern":{"type":"string","description":"RE2 regular expression, matched per line."},`+
+			`"path":{"type":"string","description":"Workspace-relative directory or file to search (default: the workspace root)."},`+
+			`"glob":{"type":"string","description":"Only files matching this glob, e.g. *.go or src/**/*.ts."},`+
+			`"ignore_case":{"type":"boolean"},`+
+			`"context":{"type":"integer","minimum":0,"maximum":5,"description":"Lines of context around each match."},`+
+			`"max_results":{"type":"integer","minimum":1,"maximum":2000,"description":"Matching lines to show (default 200)."}`, "pattern"),
+	}
 }
 
 type grepArgs struct {
@@ -37,14 +48,61 @@ type grepArgs struct {
 	Path       string `json:"path"`
 	Glob       string `json:"glob"`
 	IgnoreCase bool   `json:"ignore_case"`
-	Context    int    `json:"context"`
-	MaxResults int    `json:"max_results"`
+	Context    *int   `json:"context"`
+	MaxResults *int   `json:"max_results"`
+}
+
+// grepQuery is a validated grep.
+type grepQuery struct {
+	re      *regexp.Regexp // matched per line
+	quick   *regexp.Regexp // matched per file first; nil to skip that
+	fold    []byte         // lower-case ASCII literal for a case-insensitive plain-string pattern; replaces quick
+	glob    string
+	context int
+	max     int
 }
 
 func (grepTool) Invoke(ctx context.Context, c *tool.Call) (tool.Result, error) {
 	var a grepArgs
 	if err := c.DecodeArguments(&a); err != nil {
+		return argError(err), nil
+	}
+	q, err := a.query()
+	if err != nil {
 		return tool.Errorf("%v", err), nil
+	}
+	if a.Path == "" {
+		a.Path = "."
+	}
+	t, err := resolve(c.Workspace, a.Path)
+	if err != nil {
+		return tool.Errorf("%v", err), nil
+	}
+	var files []string
+	if isDir(t.abs) {
+		if t, err = dirTarget(c.Workspace, a.Path); err != nil {
+			return tool.Errorf("%v", err), nil
+		}
+		if files, err = grepFiles(ctx, t, q.glob); err != nil {
+			return listError(ctx, a.Path, err)
+		}
+	} else {
+		if _, err := regularFile(t, a.Path); err != nil {
+			return tool.Errorf("%v", err), nil
+		}
+		files = []string{t.rel} // a file named directly is searched, ignored or not
+	}
+	res := search(ctx, t.root, files, q)
+	if err := ctx.Err(); err != nil {
+		return tool.Result{}, err
+	}
+	return tool.Result{Content: validText(res.format(a.Pattern, a.Path, len(files), q.max))}, nil
+}
+
+// query validates the arguments.
+func (a grepArgs) query() (grepQuery, error) {
+	if a.Pattern == "" {
+		return grepQuery{}, fmt.Errorf("pattern is required")
 	}
 	expr := a.Pattern
 	if a.IgnoreCase {
@@ -52,137 +110,114 @@ func (grepTool) Invoke(ctx context.Context, c *tool.Call) (tool.Result, error) {
 	}
 	re, err := regexp.Compile(expr)
 	if err != nil {
-		return tool.Errorf("pattern is not a valid RE2 regular expression: %v", err), nil
+		return grepQuery{}, fmt.Errorf("pattern is not a valid RE2 regular expression: %v", err)
 	}
-	if a.Context < 0 || a.Context > 5 {
-		return tool.Errorf("context must be 0 to 5, got %d", a.Context), nil
+	q := grepQuery{re: re, glob: a.Glob}
+	// A file with no match anywhere is dismissed with one pass over its
+	// bytes; (?m) keeps ^ per line. Skipped where whole-file matching could
+	// miss a line's match: $ (lines are matched without a CR before their
+	// LF), \A and \z, and flags that might turn multi-line mode off.
+	if !strings.ContainsAny(a.Pattern, "$") && !strings.Contains(a.Pattern, `\A`) &&
+		!strings.Contains(a.Pattern, `\z`) && !strings.Contains(a.Pattern, "(?") {
+		q.quick = regexp.MustCompile("(?m)" + expr)
 	}
-	if a.MaxResults <= 0 {
-		a.MaxResults = 200
+	if a.IgnoreCase {
+		q.fold = foldLiteral(expr)
 	}
-	if a.Glob != "" && !doublestar.ValidatePattern(a.Glob) {
-		return tool.Errorf("glob %q is not valid", a.Glob), nil
+	if err := checkGlob("glob", a.Glob, false); err != nil {
+		return grepQuery{}, err
 	}
-	if a.Path == "" {
-		a.Path = "."
+	if q.context, err = intArg("context", a.Context, 0, 0, maxGrepContext); err != nil {
+		return grepQuery{}, err
 	}
-	abs, err := resolve(c.Workspace, a.Path)
-	if err != nil {
-		return tool.Errorf("%v", err), nil
+	if q.max, err = intArg("max_results", a.MaxResults, defaultGrepMax, 1, maxGrepResults); err != nil {
+		return grepQuery{}, err
 	}
-	files, err := grepFiles(rootOf(c.Workspace), abs, a.Glob)
-	if err != nil {
-		return tool.Errorf("grep: %v", err), nil
-	}
-	results := searchAll(ctx, files, re, a.Context)
-	return tool.Result{Content: format(results, a.MaxResults, a.Pattern)}, nil
+	return q, nil
 }
 
-type fileRef struct{ abs, rel string }
-
-func grepFiles(root, start string, glob string) ([]fileRef, error) {
-	w := newWalker(root)
-	var files []fileRef
-	if fi, err := os.Stat(start); err == nil && !fi.IsDir() {
-		rel, _ := filepath.Rel(root, start)
-		return []fileRef{{start, filepath.ToSlash(rel)}}, nil
+// foldLiteral is the lower-cased pattern when the case-insensitive expr
+// is a plain ASCII string: Go's regexp cannot use a fast literal scan for
+// those, a byte loop can.
+func foldLiteral(expr string) []byte {
+	re, err := syntax.Parse(expr, syntax.Perl)
+	if err != nil {
+		return nil
 	}
-	err := w.walk(start, 0, func(rel string, d fs.DirEntry) error {
-		if d.IsDir() || !d.Type().IsRegular() || fileSize(d) > maxGrepFileBytes {
+	re = re.Simplify()
+	if re.Op != syntax.OpLiteral || re.Flags&syntax.FoldCase == 0 || len(re.Rune) < 2 {
+		return nil
+	}
+	lit := make([]byte, len(re.Rune))
+	for i, r := range re.Rune {
+		if r >= 0x80 || r == 'k' || r == 'K' || r == 's' || r == 'S' {
+			return nil // Unicode folds k to the Kelvin sign and s to the long s
+		}
+		lit[i] = byte(unicode.ToLower(r))
+	}
+	return lit
+}
+
+// grepFiles lists the regular files below t that glob admits, sorted by
+// path. A glob without "/" matches the file name at any depth.
+func grepFiles(ctx context.Context, t target, glob string) ([]string, error) {
+	var files []string
+	err := newWalker(t.root).walk(ctx, t, 0, func(e entry) error {
+		if !e.d.Type().IsRegular() {
 			return nil
 		}
-		if glob != "" {
-			if ok, _ := doublestar.Match(glob, rel); !ok {
-				if ok, _ := doublestar.Match(glob, filepath.Base(rel)); !ok {
-					return nil
-				}
-			}
+		if glob != "" && !globAdmits(glob, relBelow(t.rel, e.rel)) {
+			return nil
 		}
-		files = append(files, fileRef{filepath.Join(root, filepath.FromSlash(rel)), rel})
+		files = append(files, e.rel)
 		return nil
 	})
+	sort.Strings(files)
 	return files, err
 }
 
-type match struct {
-	rel   string
-	lines []string // formatted output lines, context included
+func globAdmits(glob, rel string) bool {
+	if ok, _ := doublestar.Match(glob, rel); ok {
+		return true
+	}
+	if !strings.Contains(glob, "/") {
+		ok, _ := doublestar.Match(glob, path.Base(rel))
+		return ok
+	}
+	return false
 }
 
-// searchAll greps files with a bounded worker pool; results come back
-// sorted by path.
-func searchAll(ctx context.Context, files []fileRef, re *regexp.Regexp, context int) []match {
-	jobs := make(chan fileRef)
-	var mu sync.Mutex
-	var out []match
-	var wg sync.WaitGroup
-	for range max(runtime.GOMAXPROCS(0), 2) {
-		wg.Go(func() {
-			for f := range jobs {
-				if m, ok := searchFile(f, re, context); ok {
-					mu.Lock()
-					out = append(out, m)
-					mu.Unlock()
-				}
-			}
-		})
-	}
-	for _, f := range files {
-		if ctx.Err() != nil {
-			break
+// format renders the search: matches grouped per file, "--" between
+// groups that are not adjacent, notes last.
+func (r grepResult) format(pattern, where string, searched, max int) string {
+	if r.matches == 0 {
+		msg := fmt.Sprintf("No matches for %q in %s (%d files searched", pattern, where, searched-r.skipped)
+		if r.skipped > 0 {
+			msg += fmt.Sprintf("; %d binary or over-%d-MiB files skipped", r.skipped, maxGrepFileBytes>>20)
 		}
-		jobs <- f
-	}
-	close(jobs)
-	wg.Wait()
-	sort.Slice(out, func(i, j int) bool { return out[i].rel < out[j].rel })
-	return out
-}
-
-func searchFile(f fileRef, re *regexp.Regexp, context int) (match, bool) {
-	data, err := os.ReadFile(f.abs)
-	if err != nil || isBinary(data) {
-		return match{}, false
-	}
-	var lines []string
-	sc := bufio.NewScanner(bytes.NewReader(data))
-	sc.Buffer(make([]byte, 64<<10), maxGrepFileBytes)
-	for sc.Scan() {
-		lines = append(lines, sc.Text())
-	}
-	m := match{rel: f.rel}
-	shown := -1
-	for i, l := range lines {
-		if !re.MatchString(l) {
-			continue
-		}
-		for j := max(i-context, shown+1); j <= min(i+context, len(lines)-1); j++ {
-			sep := "-"
-			if j == i || re.MatchString(lines[j]) {
-				sep = ":"
-			}
-			m.lines = append(m.lines, fmt.Sprintf("%s:%d%s%s", f.rel, j+1, sep, lines[j]))
-			shown = j
-		}
-	}
-	return m, len(m.lines) > 0
-}
-
-func format(results []match, limit int, pattern string) string {
-	if len(results) == 0 {
-		return fmt.Sprintf("No matches for %s.", pattern)
+		return msg + ")."
 	}
 	var b strings.Builder
-	n := 0
-	for _, m := range results {
-		for _, l := range m.lines {
-			if n == limit {
-				fmt.Fprintf(&b, "[truncated at %d lines; narrow the pattern or the path]\n", limit)
+	shown := 0
+	for _, f := range r.files {
+		for _, l := range f.lines {
+			if l.match {
+				if shown == max {
+					fmt.Fprintf(&b, "[truncated: showing the first %d matching lines; narrow the pattern, path or glob, or raise max_results]\n", max)
+					return b.String()
+				}
+				shown++
+			}
+			if b.Len() > maxGrepOutputSize {
+				fmt.Fprintf(&b, "[truncated: output cut at %d KiB after %d matching lines; narrow the search]\n", maxGrepOutputSize>>10, shown)
 				return b.String()
 			}
-			b.WriteString(l + "\n")
-			n++
+			b.WriteString(l.text)
+			b.WriteByte('\n')
 		}
+	}
+	if r.stopped {
+		fmt.Fprintf(&b, "[truncated: showing the first %d matching lines; narrow the pattern, path or glob, or raise max_results]\n", max)
 	}
 	return b.String()
 }

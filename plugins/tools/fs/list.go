@@ -7,10 +7,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
-	"sort"
 	"strings"
-
-	"github.com/bmatcuk/doublestar/v4"
 
 	"github.com/sparrow-cli/sparrow/sdk/tool"
 )
@@ -18,141 +15,124 @@ import (
 //go:embed list_dir.md
 var listDirDoc string
 
-//go:embed glob.md
-var globDoc string
-
-const maxEntries = 1000
-
-var errEnough = errors.New("enough")
+// list_dir limits.
+const (
+	maxListDepth   = 5
+	maxListEntries = 1000
+)
 
 type listDir struct{}
 
 func (listDir) Spec() tool.Spec {
-	return tool.Spec{Name: "list_dir", Description: listDirDoc, Risk: tool.RiskReadOnly, PathArguments: []string{"path"},
-		InputSchema: []byte(`{"type":"object","properties":{"path":{"type":"string"},"depth":{"type":"integer","minimum":1,"maximum":5}}}`)}
+	return tool.Spec{
+		Name: "list_dir", Description: listDirDoc, Risk: tool.RiskReadOnly, PathArguments: []string{"path"},
+		InputSchema: schema(`"path":{"type":"string","description":"Workspace-relative directory (default: the workspace root)."},` +
+			`"depth":{"type":"integer","minimum":1,"maximum":5,"description":"Levels to descend (default 1)."}`),
+	}
 }
 
-func (listDir) Invoke(_ context.Context, c *tool.Call) (tool.Result, error) {
+func (listDir) Invoke(ctx context.Context, c *tool.Call) (tool.Result, error) {
 	var a struct {
 		Path  string `json:"path"`
-		Depth int    `json:"depth"`
+		Depth *int   `json:"depth"`
 	}
 	if err := c.DecodeArguments(&a); err != nil {
-		return tool.Errorf("%v", err), nil
+		return argError(err), nil
 	}
 	if a.Path == "" {
 		a.Path = "."
 	}
-	if a.Depth == 0 {
-		a.Depth = 1
-	}
-	if a.Depth < 1 || a.Depth > 5 {
-		return tool.Errorf("depth must be 1 to 5, got %d", a.Depth), nil
-	}
-	abs, err := resolve(c.Workspace, a.Path)
+	depth, err := intArg("depth", a.Depth, 1, 1, maxListDepth)
 	if err != nil {
 		return tool.Errorf("%v", err), nil
 	}
-	if fi, err := os.Stat(abs); err != nil || !fi.IsDir() {
-		return tool.Errorf("%s is not a directory", a.Path), nil
+	t, err := dirTarget(c.Workspace, a.Path)
+	if err != nil {
+		return tool.Errorf("%v", err), nil
 	}
-	w := newWalker(rootOf(c.Workspace))
 	var b strings.Builder
-	n := 0
-	err = w.walk(abs, a.Depth, func(rel string, d fs.DirEntry) error {
-		if n == maxEntries {
-			return errEnough
+	n, truncated := 0, false
+	err = newWalker(t.root).walk(ctx, t, depth, func(e entry) error {
+		if n == maxListEntries {
+			truncated = true
+			return errStop
 		}
 		n++
-		if d.IsDir() {
-			fmt.Fprintf(&b, "%s/\n", rel)
-		} else {
-			fmt.Fprintf(&b, "%s  (%d bytes)\n", rel, fileSize(d))
-		}
+		b.WriteString(describe(e))
+		b.WriteByte('\n')
 		return nil
 	})
-	if errors.Is(err, errEnough) {
-		fmt.Fprintf(&b, "[truncated at %d entries; list a subdirectory]\n", maxEntries)
+	if err != nil {
+		return listError(ctx, a.Path, err)
 	}
 	if n == 0 {
-		return tool.Result{Content: a.Path + " is empty."}, nil
-	}
-	return tool.Result{Content: b.String()}, nil
-}
-
-type globTool struct{}
-
-func (globTool) Spec() tool.Spec {
-	return tool.Spec{Name: "glob", Description: globDoc, Risk: tool.RiskReadOnly, PathArguments: []string{"path"},
-		InputSchema: []byte(`{"type":"object","properties":{"pattern":{"type":"string"},"path":{"type":"string"}},"required":["pattern"]}`)}
-}
-
-func (globTool) Invoke(_ context.Context, c *tool.Call) (tool.Result, error) {
-	var a struct {
-		Pattern string `json:"pattern"`
-		Path    string `json:"path"`
-	}
-	if err := c.DecodeArguments(&a); err != nil {
-		return tool.Errorf("%v", err), nil
-	}
-	if !doublestar.ValidatePattern(a.Pattern) {
-		return tool.Errorf("pattern %q is not a valid glob", a.Pattern), nil
-	}
-	if a.Path == "" {
-		a.Path = "."
-	}
-	abs, err := resolve(c.Workspace, a.Path)
-	if err != nil {
-		return tool.Errorf("%v", err), nil
-	}
-	w := newWalker(rootOf(c.Workspace))
-	type hit struct {
-		rel   string
-		mtime int64
-	}
-	var hits []hit
-	truncated := false
-	err = w.walk(abs, 0, func(rel string, d fs.DirEntry) error {
-		if d.IsDir() {
-			return nil
-		}
-		sub := relFrom(abs, w.root, rel)
-		if ok, _ := doublestar.Match(a.Pattern, sub); !ok {
-			return nil
-		}
-		if len(hits) == maxEntries {
-			truncated = true
-			return errEnough
-		}
-		var mt int64
-		if fi, err := d.Info(); err == nil {
-			mt = fi.ModTime().UnixNano()
-		}
-		hits = append(hits, hit{rel, mt})
-		return nil
-	})
-	if err != nil && !errors.Is(err, errEnough) {
-		return tool.Errorf("glob: %v", err), nil
-	}
-	if len(hits) == 0 {
-		return tool.Result{Content: fmt.Sprintf("No files match %s.", a.Pattern)}, nil
-	}
-	sort.SliceStable(hits, func(i, j int) bool { return hits[i].mtime > hits[j].mtime })
-	var b strings.Builder
-	for _, h := range hits {
-		b.WriteString(h.rel + "\n")
+		return tool.Result{Content: fmt.Sprintf("%s is empty (or holds only ignored files).", a.Path)}, nil
 	}
 	if truncated {
-		fmt.Fprintf(&b, "[truncated at %d files; narrow the pattern]\n", maxEntries)
+		fmt.Fprintf(&b, "[truncated: stopped at %d entries; list a subdirectory or use a smaller depth]\n", maxListEntries)
 	}
-	return tool.Result{Content: b.String()}, nil
+	return tool.Result{Content: validText(b.String())}, nil
 }
 
-// relFrom is rel (workspace-relative) made relative to the search dir.
-func relFrom(searchAbs, root, rel string) string {
-	prefix := strings.TrimPrefix(strings.TrimPrefix(searchAbs, root), "/")
-	if prefix == "" {
-		return rel
+// dirTarget resolves p and checks it is a directory that may be walked.
+func dirTarget(workspace, p string) (target, error) {
+	t, err := resolve(workspace, p)
+	if err != nil {
+		return target{}, err
 	}
-	return strings.TrimPrefix(rel, prefix+"/")
+	if isGitPath(t.rel) {
+		return target{}, fmt.Errorf("%s is inside .git, which Sparrow's file tools do not show", p)
+	}
+	fi, err := os.Stat(t.abs)
+	switch {
+	case errors.Is(err, os.ErrNotExist):
+		return target{}, fmt.Errorf("%s does not exist", p)
+	case err != nil:
+		return target{}, fmt.Errorf("cannot read %s: %v", p, err)
+	case !fi.IsDir():
+		return target{}, fmt.Errorf("%s is a file, not a directory", p)
+	}
+	return t, nil
+}
+
+// describe is one list_dir line: "dir/", "file (N bytes)" or
+// "link -> target".
+func describe(e entry) string {
+	switch {
+	case e.d.IsDir():
+		return e.rel + "/"
+	case e.d.Type()&fs.ModeSymlink != 0:
+		if dest, err := os.Readlink(e.abs); err == nil {
+			return e.rel + " -> " + dest
+		}
+		return e.rel + " -> ?"
+	case !e.d.Type().IsRegular():
+		return e.rel + " (" + e.d.Type().String() + ")"
+	}
+	if fi, err := e.d.Info(); err == nil {
+		return fmt.Sprintf("%s (%s)", e.rel, size(fi.Size()))
+	}
+	return e.rel
+}
+
+// size is a byte count for people and models: "812 B", "4.2 KiB".
+func size(n int64) string {
+	switch {
+	case n < 1<<10:
+		return fmt.Sprintf("%d B", n)
+	case n < 1<<20:
+		return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
+	case n < 1<<30:
+		return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
+	}
+	return fmt.Sprintf("%.1f GiB", float64(n)/(1<<30))
+}
+
+// listError turns a walk failure into a result: cancellation is the
+// caller's, anything else the model's to hear about.
+func listError(ctx context.Context, p string, err error) (tool.Result, error) {
+	if ctx.Err() != nil {
+		return tool.Result{}, ctx.Err()
+	}
+	return tool.Errorf("cannot walk %s: %v", p, err), nil
 }

@@ -1,9 +1,12 @@
 package fs
 
 import (
+	"bufio"
+	"bytes"
 	"context"
 	_ "embed"
 	"fmt"
+	"io"
 	"os"
 	"strings"
 
@@ -13,6 +16,7 @@ import (
 //go:embed read_file.md
 var readFileDoc string
 
+// read_file limits.
 const (
 	maxReadBytes = 256 << 10
 	maxReadLines = 2000
@@ -21,56 +25,124 @@ const (
 type readFile struct{}
 
 func (readFile) Spec() tool.Spec {
-	return tool.Spec{Name: "read_file", Description: readFileDoc, Risk: tool.RiskReadOnly, PathArguments: []string{"path"},
-		InputSchema: []byte(`{"type":"object","properties":{"path":{"type":"string"},"offset":{"type":"integer","minimum":1},"limit":{"type":"integer","minimum":1}},"required":["path"]}`)}
+	return tool.Spec{
+		Name: "read_file", Description: readFileDoc, Risk: tool.RiskReadOnly, PathArguments: []string{"path"},
+		InputSchema: schema(`"path":{"type":"string","description":"Workspace-relative file path."},`+
+			`"offset":{"type":"integer","minimum":1,"description":"First line to show, 1-based."},`+
+			`"limit":{"type":"integer","minimum":1,"maximum":2000,"description":"How many lines to show (default and at most 2000)."}`, "path"),
+	}
+}
+
+type readArgs struct {
+	Path   string `json:"path"`
+	Offset *int   `json:"offset"`
+	Limit  *int   `json:"limit"`
 }
 
 func (readFile) Invoke(_ context.Context, c *tool.Call) (tool.Result, error) {
-	var a struct {
-		Path   string `json:"path"`
-		Offset int    `json:"offset"`
-		Limit  int    `json:"limit"`
-	}
+	var a readArgs
 	if err := c.DecodeArguments(&a); err != nil {
-		return tool.Errorf("%v", err), nil
+		return argError(err), nil
 	}
-	abs, err := resolve(c.Workspace, a.Path)
+	if a.Path == "" {
+		return tool.Errorf("path is required"), nil
+	}
+	offset, err := intArg("offset", a.Offset, 1, 1, 1<<31-1)
 	if err != nil {
 		return tool.Errorf("%v", err), nil
 	}
-	data, err := os.ReadFile(abs)
+	limit := maxReadLines
+	if a.Limit != nil {
+		if *a.Limit < 1 {
+			return tool.Errorf("limit must be at least 1, got %d", *a.Limit), nil
+		}
+		limit = min(*a.Limit, maxReadLines)
+	}
+	t, err := resolve(c.Workspace, a.Path)
+	if err != nil {
+		return tool.Errorf("%v", err), nil
+	}
+	fi, err := regularFile(t, a.Path)
+	if err != nil {
+		if fi == nil && isDir(t.abs) {
+			return tool.Errorf("%v; use list_dir to see what it holds", err), nil
+		}
+		return tool.Errorf("%v", err), nil
+	}
+	f, err := os.Open(t.abs)
 	if err != nil {
 		return tool.Errorf("cannot read %s: %v", a.Path, err), nil
 	}
-	if isBinary(data) {
-		return tool.Errorf("%s is a binary file (%d bytes); read_file shows text only", a.Path, len(data)), nil
+	defer f.Close()
+	return readLines(f, a.Path, fi.Size(), offset, limit)
+}
+
+// readLines numbers lines [offset, offset+limit) of r, within the byte cap.
+func readLines(r io.Reader, name string, size int64, offset, limit int) (tool.Result, error) {
+	br := bufio.NewReaderSize(r, 64<<10)
+	head, _ := br.Peek(sniffBytes)
+	if isBinary(head) {
+		return tool.Errorf("%s is a binary file (%d bytes); read_file shows text only", name, size), nil
 	}
-	if len(data) == 0 {
-		return tool.Result{Content: fmt.Sprintf("%s is empty.", a.Path)}, nil
-	}
-	lines := strings.SplitAfter(string(data), "\n")
-	if lines[len(lines)-1] == "" {
-		lines = lines[:len(lines)-1]
-	}
-	start := max(a.Offset, 1)
-	if start > len(lines) {
-		return tool.Errorf("offset %d is past the end: %s has %d lines", start, a.Path, len(lines)), nil
-	}
-	limit := a.Limit
-	if limit <= 0 || limit > maxReadLines {
-		limit = maxReadLines
+	if len(head) == 0 {
+		return tool.Result{Content: fmt.Sprintf("%s is empty (0 bytes).", name)}, nil
 	}
 	var b strings.Builder
-	end := start - 1
-	for i := start - 1; i < len(lines) && i < start-1+limit; i++ {
-		if b.Len()+len(lines[i]) > maxReadBytes {
+	line, shown, budget := 0, 0, maxReadBytes
+	for {
+		text, err := br.ReadString('\n')
+		if text == "" && err != nil {
+			if err != io.EOF {
+				return tool.Errorf("cannot read %s: %v", name, err), nil
+			}
 			break
 		}
-		fmt.Fprintf(&b, "%6d\t%s", i+1, strings.TrimSuffix(lines[i], "\n")+"\n")
-		end = i + 1
+		line++
+		if line < offset {
+			continue
+		}
+		if shown == limit || budget <= 0 {
+			rest, err := countLines(br)
+			if err != nil {
+				return tool.Errorf("cannot read %s: %v", name, err), nil
+			}
+			more := 1 + rest
+			fmt.Fprintf(&b, "[truncated: %d more lines; use offset=%d to read on]\n", more, line)
+			return tool.Result{Content: validText(b.String())}, nil
+		}
+		text = strings.TrimSuffix(text, "\n")
+		if len(text) > budget {
+			text = fmt.Sprintf("%s… [line cut at the %d KiB output cap]", text[:budget], maxReadBytes>>10)
+		}
+		fmt.Fprintf(&b, "%6d\t%s\n", line, text)
+		budget -= len(text) + 1
+		shown++
 	}
-	if end < len(lines) {
-		fmt.Fprintf(&b, "[truncated: %d more lines; read on with offset %d]\n", len(lines)-end, end+1)
+	if shown == 0 {
+		return tool.Errorf("offset %d is past the end: %s has %d lines", offset, name, line), nil
 	}
-	return tool.Result{Content: b.String()}, nil
+	return tool.Result{Content: validText(b.String())}, nil
+}
+
+// countLines counts the lines left in r (a last line without a newline
+// counts).
+func countLines(r io.Reader) (int, error) {
+	buf := make([]byte, 64<<10)
+	n, last := 0, byte('\n')
+	for {
+		k, err := r.Read(buf)
+		if k > 0 {
+			n += bytes.Count(buf[:k], []byte{'\n'})
+			last = buf[k-1]
+		}
+		if err == io.EOF {
+			if last != '\n' {
+				n++
+			}
+			return n, nil
+		}
+		if err != nil {
+			return 0, err
+		}
+	}
 }

@@ -1,104 +1,89 @@
 package fs
 
 import (
+	"context"
+	"errors"
 	"io/fs"
 	"path/filepath"
 	"strings"
-
-	ignore "github.com/sabhiram/go-gitignore"
 )
 
-// walker visits workspace files below a root, skipping .git and what the
-// workspace's .gitignore files ignore.
+// errStop ends a walk early without an error.
+var errStop = errors.New("stop walking")
+
+// entry is one thing a walk visits.
+type entry struct {
+	rel   string // workspace-relative, slash-separated
+	abs   string
+	depth int // 1 for the start directory's children
+	d     fs.DirEntry
+}
+
+// walker visits the workspace below a start directory in lexical order,
+// skipping .git and what .gitignore files ignore. When the start itself is
+// ignored (the model named an ignored directory), its contents are listed
+// anyway: only .git stays hidden.
 type walker struct {
-	root     string // workspace root, symlinks resolved
-	ignorers map[string]*ignore.GitIgnore
+	root string
+	ign  *ignorer
 }
 
 func newWalker(root string) *walker {
-	return &walker{root: root, ignorers: map[string]*ignore.GitIgnore{}}
+	return &walker{root: root, ign: newIgnorer(root)}
 }
 
-// ignored reports whether rel (slash-separated, workspace-relative) is
-// ignored by a .gitignore in it or any parent directory.
-func (w *walker) ignored(rel string, dir bool) bool {
-	if rel == ".git" || strings.HasPrefix(rel, ".git/") {
-		return true
+// walk calls fn for every entry below start (a target directory), down to
+// maxDepth levels (0: unlimited). fn returning errStop ends the walk
+// cleanly; unreadable directories are skipped.
+func (w *walker) walk(ctx context.Context, start target, maxDepth int, fn func(entry) error) error {
+	honour := !w.ign.ignoredPath(start.rel, true)
+	prefix := ""
+	if start.rel != "." {
+		prefix = start.rel + "/"
 	}
-	parts := strings.Split(rel, "/")
-	for i := 0; i < len(parts); i++ {
-		base := strings.Join(parts[:i], "/")
-		gi := w.gitignore(base)
-		if gi == nil {
-			continue
+	err := filepath.WalkDir(start.abs, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			if p == start.abs {
+				return err
+			}
+			return nil // an unreadable entry is skipped, not fatal
 		}
-		sub := strings.Join(parts[i:], "/")
-		if dir {
-			sub += "/"
+		if p == start.abs {
+			return nil
 		}
-		if gi.MatchesPath(sub) {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		sub := filepath.ToSlash(strings.TrimPrefix(strings.TrimPrefix(p, start.abs), string(filepath.Separator)))
+		rel := prefix + sub
+		isDir := d.IsDir()
+		if d.Name() == ".git" || (honour && w.ign.ignored(rel, isDir)) {
+			if isDir {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		depth := strings.Count(sub, "/") + 1
+		if err := fn(entry{rel: rel, abs: p, depth: depth, d: d}); err != nil {
+			return err
+		}
+		if isDir && maxDepth > 0 && depth >= maxDepth {
+			return filepath.SkipDir
+		}
+		return nil
+	})
+	if errors.Is(err, errStop) {
+		return nil
+	}
+	return err
+}
+
+// isGitPath reports whether rel is .git or inside it.
+func isGitPath(rel string) bool {
+	for _, s := range strings.Split(rel, "/") {
+		if s == ".git" {
 			return true
 		}
 	}
 	return false
-}
-
-func (w *walker) gitignore(dir string) *ignore.GitIgnore {
-	if gi, ok := w.ignorers[dir]; ok {
-		return gi
-	}
-	gi, err := ignore.CompileIgnoreFile(filepath.Join(w.root, filepath.FromSlash(dir), ".gitignore"))
-	if err != nil {
-		gi = nil
-	}
-	w.ignorers[dir] = gi
-	return gi
-}
-
-// walk calls fn for every entry below start (absolute), depth-limited
-// (0 = unlimited), in lexical order, skipping ignored entries.
-func (w *walker) walk(start string, depth int, fn func(rel string, d fs.DirEntry) error) error {
-	return filepath.WalkDir(start, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			if p == start {
-				return err
-			}
-			return nil
-		}
-		if p == start {
-			return nil
-		}
-		rel, _ := filepath.Rel(w.root, p)
-		rel = filepath.ToSlash(rel)
-		if w.ignored(rel, d.IsDir()) {
-			if d.IsDir() {
-				return filepath.SkipDir
-			}
-			return nil
-		}
-		if err := fn(rel, d); err != nil {
-			return err
-		}
-		if d.IsDir() && depth > 0 {
-			sub, _ := filepath.Rel(start, p)
-			if strings.Count(filepath.ToSlash(sub), "/")+1 >= depth {
-				return filepath.SkipDir
-			}
-		}
-		return nil
-	})
-}
-
-func rootOf(workspace string) string {
-	if r, err := filepath.EvalSymlinks(workspace); err == nil {
-		return r
-	}
-	return workspace
-}
-
-func fileSize(d fs.DirEntry) int64 {
-	if fi, err := d.Info(); err == nil {
-		return fi.Size()
-	}
-	return 0
 }
