@@ -5,7 +5,8 @@ import (
 	"strings"
 )
 
-// deniedPath returns the first denied path the workdir or any argument
+// deniedPath returns the first denied path the workdir (relative to the
+// workspace, so directories above it do not count) or any argument
 // touches, or "". A denied entry is a name or glob matched against every
 // path component ("`.env`" denies `src/.env`, `cat .env` and `.env.local`
 // only when listed). Words inside `sh -c` scripts are checked too. This is

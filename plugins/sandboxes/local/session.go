@@ -1,0 +1,138 @@
+package local
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/sparrow-cli/sparrow/sdk/sandbox"
+)
+
+// session is a prepared workspace and the policy its commands run under.
+type session struct {
+	// root is the workspace as the caller named it; commands run under it.
+	root string
+	// realRoot is root with symlinks resolved, for escape checks.
+	realRoot string
+	policy   sandbox.Policy
+}
+
+// Prepare implements sandbox.Sandbox. The workspace must be an existing
+// absolute directory. Denied paths are enforced as seed rules (see
+// deniedPath) and the env allowlist is honoured; read-only paths and
+// network denial cannot be enforced here and are refused, so the kernel
+// never believes a rule holds when it does not.
+func (l *Local) Prepare(_ context.Context, req sandbox.PrepareRequest) (sandbox.Session, error) {
+	ws := req.Workspace
+	if !filepath.IsAbs(ws) {
+		return sandbox.Session{}, fmt.Errorf("local: prepare: workspace %q is not an absolute path", ws)
+	}
+	ws = filepath.Clean(ws)
+	if fi, err := os.Stat(ws); err != nil {
+		return sandbox.Session{}, fmt.Errorf("local: prepare: workspace %s is not a directory: %w", ws, err)
+	} else if !fi.IsDir() {
+		return sandbox.Session{}, fmt.Errorf("local: prepare: workspace %s is not a directory", ws)
+	}
+	resolved, err := filepath.EvalSymlinks(ws)
+	if err != nil {
+		return sandbox.Session{}, fmt.Errorf("local: prepare: resolve workspace: %w", err)
+	}
+	p := req.Policy
+	if len(p.ReadOnlyPaths) > 0 {
+		return sandbox.Session{}, fmt.Errorf("local: prepare: this backend cannot enforce read-only paths (%s); use local-hardened or docker",
+			strings.Join(p.ReadOnlyPaths, ", "))
+	}
+	if !p.AllowNetwork {
+		return sandbox.Session{}, errors.New("local: prepare: this backend cannot block network access; use local-hardened or docker")
+	}
+	id := newID(req.RunID)
+	l.mu.Lock()
+	l.sessions[id] = session{root: ws, realRoot: resolved, policy: p}
+	l.mu.Unlock()
+	return sandbox.Session{ID: id, Workdir: ws}, nil
+}
+
+// newID names a session after its run, with a random suffix so two
+// Prepares for one run never collide.
+func newID(runID string) string {
+	b := make([]byte, 6)
+	_, _ = rand.Read(b) // never fails since Go 1.24
+	if runID == "" {
+		runID = "local"
+	}
+	return runID + "-" + hex.EncodeToString(b)
+}
+
+// Teardown implements sandbox.Sandbox. The workspace itself is left as it
+// is: it is the user's directory.
+func (l *Local) Teardown(_ context.Context, id string) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if _, ok := l.sessions[id]; !ok {
+		return fmt.Errorf("local: teardown: no session %q", id)
+	}
+	delete(l.sessions, id)
+	return nil
+}
+
+// session looks up a prepared session; ok is false for an unknown id.
+func (l *Local) session(id string) (session, bool) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	s, ok := l.sessions[id]
+	return s, ok
+}
+
+// workdir resolves where a command runs. Without a session (s.root
+// empty) dir must be an absolute directory. With one, an empty dir is the
+// workspace, a relative one is taken inside it, and neither the path nor
+// what its symlinks point to may leave it. The error text is for the
+// command's stderr.
+func (s session) workdir(dir string) (string, error) {
+	orig := dir
+	if s.root == "" {
+		if !filepath.IsAbs(dir) {
+			return "", fmt.Errorf("workdir %q must be absolute when no session is given", dir)
+		}
+		return checkDir(filepath.Clean(dir), orig)
+	}
+	if dir == "" {
+		dir = s.root
+	} else if !filepath.IsAbs(dir) {
+		dir = filepath.Join(s.root, dir)
+	}
+	dir = filepath.Clean(dir)
+	if !within(s.root, dir) {
+		return "", fmt.Errorf("workdir %q is outside the workspace %s", orig, s.root)
+	}
+	resolved, err := filepath.EvalSymlinks(dir)
+	if err != nil {
+		return "", fmt.Errorf("workdir %q does not exist", orig)
+	}
+	if !within(s.realRoot, resolved) {
+		return "", fmt.Errorf("workdir %q resolves to %s, outside the workspace %s", orig, resolved, s.root)
+	}
+	return checkDir(dir, orig)
+}
+
+func checkDir(dir, orig string) (string, error) {
+	fi, err := os.Stat(dir)
+	if err != nil {
+		return "", fmt.Errorf("workdir %q does not exist", orig)
+	}
+	if !fi.IsDir() {
+		return "", fmt.Errorf("workdir %q is not a directory", orig)
+	}
+	return dir, nil
+}
+
+// within reports whether path is root or below it; both are clean.
+func within(root, path string) bool {
+	rel, err := filepath.Rel(root, path)
+	return err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator))
+}
