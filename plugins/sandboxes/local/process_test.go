@@ -173,7 +173,7 @@ func TestLeftoversGetTermBeforeKill(t *testing.T) {
 	// One that ignores TERM is killed when the grace period ends.
 	start := time.Now()
 	got, _ = execute(t, l, sandbox.ExecRequest{SessionID: s.ID, Argv: []string{"sh", "-c",
-		`(trap "" TERM; exec sleep 100) & echo $!`}}, "")
+		`(trap "" TERM; exec sleep 100) & echo $!; sleep 0.3`}}, "") // the pause lets the trap be set
 	if d := time.Since(start); d < killGrace || d > killGrace+2*time.Second {
 		t.Errorf("exec took %v, want the %v grace period", d, killGrace)
 	}
