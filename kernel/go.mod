@@ -4,7 +4,7 @@ go 1.26.0
 
 require github.com/sparrow-cli/sparrow/sdk v0.0.0
 
-require mvdan.cc/sh/v3 v3.14.1 // indirect
+require mvdan.cc/sh/v3 v3.14.1
 
 require (
 	github.com/Masterminds/semver/v3 v3.5.0 // indirect

@@ -2,9 +2,8 @@ package gate
 
 import (
 	"fmt"
-	"path"
 	"path/filepath"
-	"strings"
+	"slices"
 	"sync"
 
 	"github.com/sparrow-cli/sparrow/kernel/config"
@@ -16,190 +15,240 @@ type Decision string
 
 // Decisions.
 const (
+	// Allow runs the call.
 	Allow Decision = "allow"
-	Ask   Decision = "ask"
-	Deny  Decision = "deny"
+	// Ask runs the call only if a person approves it.
+	Ask Decision = "ask"
+	// Deny refuses the call; the model is told why.
+	Deny Decision = "deny"
 )
 
-// Verdict is the gate's rich answer.
+// Verdict is the gate's answer for one call (or the Tracker's for a run).
 type Verdict struct {
+	// Decision is allow, ask or deny.
 	Decision Decision
-	// NeedsCheckpoint is set for calls that may change the workspace.
+	// NeedsCheckpoint is set when the call may change the workspace and is
+	// not denied: the engine snapshots the workspace before running it.
 	NeedsCheckpoint bool
-	// Notify asks the surfaces to tell the user even though it is allowed.
+	// Notify asks the surfaces to tell the user even though the call is
+	// allowed (a destructive call in autonomous mode, say).
 	Notify bool
-	// Reason is one sentence for the user and the model.
+	// Reason is one lower-case sentence for the user and the model.
 	Reason string
-	// Rule names what decided.
+	// Rule names what decided: "mode read-only", "deny rule #2
+	// (sparrow.hcl:14)", "default denied path .env", "autonomy 0.50 ×
+	// exec", "hard stop: max turns", ….
 	Rule string
-	// Risk is the effective risk, after shell analysis.
+	// Risk is the effective risk: the declared risk, raised by shell
+	// analysis for calls that carry a command line.
 	Risk tool.Risk
-	// HardStop ends the run.
+	// HardStop means the run must stop now, not just this call.
 	HardStop bool
 }
 
-// Policy is the permission configuration the gate enforces.
+// Policy is the permission configuration one Gate enforces.
 type Policy struct {
-	Mode      string
-	Autonomy  float64
+	// Mode is one of the config.Mode* constants. Empty means no mode was
+	// chosen: the dial alone decides (see [PolicyFromConfig]).
+	Mode string
+	// Autonomy is the dial, in [0, 1].
+	Autonomy float64
+	// Workspace is the workspace root; [New] makes it absolute and
+	// resolves its symlinks. Empty means the current directory.
 	Workspace string
-	// DeniedPaths are names or globs matched against every path component.
-	DeniedPaths      []string
+	// DeniedPaths are names or globs matched against every path component
+	// (or, for entries containing a slash, against the workspace-relative
+	// path). [New] always adds config.DefaultDeniedPaths.
+	DeniedPaths []string
+	// Allow, Ask and Deny are the permission rules, in definition order.
 	Allow, Ask, Deny []config.Rule
 }
 
 // PolicyFromConfig builds the policy for a workspace from merged config.
-// A permission mode nobody set does not cap the dial: the dial alone
-// decides, so `autonomy { level = "trusted" }` means what it says.
+// A permission mode that only the built-in defaults set does not cap the
+// dial: the dial alone decides, so `autonomy { level = "trusted" }` means
+// what it says. A mode set by a file, the environment or a flag (or by a
+// caller that builds a Config without origins) caps it.
 func PolicyFromConfig(cfg *config.Config, workspace string) Policy {
-	denied := append(config.DefaultDeniedPaths(), cfg.Permissions.DeniedPaths...)
 	mode := cfg.Permissions.Mode
-	if o, ok := cfg.Origins["permissions.mode"]; !ok || o.Source == config.SourceDefault {
+	if o, ok := cfg.Origins["permissions.mode"]; ok && o.Source == config.SourceDefault {
 		mode = ""
 	}
-	return Policy{Mode: mode, Autonomy: cfg.Autonomy.Level, Workspace: workspace,
-		DeniedPaths: denied, Allow: cfg.Permissions.Allow, Ask: cfg.Permissions.Ask, Deny: cfg.Permissions.Deny}
+	return Policy{
+		Mode:        mode,
+		Autonomy:    cfg.Autonomy.Level,
+		Workspace:   workspace,
+		DeniedPaths: slices.Clone(cfg.Permissions.DeniedPaths),
+		Allow:       slices.Clone(cfg.Permissions.Allow),
+		Ask:         slices.Clone(cfg.Permissions.Ask),
+		Deny:        slices.Clone(cfg.Permissions.Deny),
+	}
 }
 
 // Call is a tool call as the gate sees it.
 type Call struct {
+	// Tool is the tool's name.
 	Tool string
-	// Risk is what the tool declares.
-	Risk          tool.Risk
-	Arguments     map[string]any
+	// Risk is the risk the tool declares.
+	Risk tool.Risk
+	// Arguments are the decoded JSON arguments.
+	Arguments map[string]any
+	// PathArguments name the arguments that hold paths (a string or a
+	// list of strings each).
 	PathArguments []string
-	// Command is the command line of shell-like calls.
-	Command  string
-	Provider string
-	Surface  string
+	// Command is the command line of shell-like calls, empty otherwise.
+	Command string
+	// Workdir is the directory a command runs in, if the caller knows it
+	// apart from the arguments; it is checked like a path argument.
+	Workdir string
+	// Provider and Surface name the model provider and the surface the
+	// call came through, for rules that match on them.
+	Provider, Surface string
 }
 
-// Gate decides calls under one policy. Safe for concurrent use.
+// Gate decides calls under one policy. It is safe for concurrent use.
 type Gate struct {
 	mu sync.RWMutex
 	p  Policy
+	// denied are the denied-path entries, defaults first.
+	denied []deniedEntry
 }
 
-// New returns a gate for p. The workspace is resolved once, symlinks
-// followed.
+// New returns a gate for p. The workspace is made absolute and its
+// symlinks resolved once; the default denied paths are always added.
 func New(p Policy) *Gate {
-	if ws, err := filepath.EvalSymlinks(p.Workspace); err == nil {
-		p.Workspace = ws
+	if abs, err := filepath.Abs(p.Workspace); err == nil {
+		p.Workspace = abs
 	}
-	return &Gate{p: p}
+	if real, err := filepath.EvalSymlinks(p.Workspace); err == nil {
+		p.Workspace = real
+	}
+	p.Autonomy = clamp(p.Autonomy)
+	p.DeniedPaths = slices.Clone(p.DeniedPaths)
+	p.Allow, p.Ask, p.Deny = slices.Clone(p.Allow), slices.Clone(p.Ask), slices.Clone(p.Deny)
+	return &Gate{p: p, denied: deniedEntries(p.DeniedPaths)}
 }
 
-// SetAutonomy moves the dial.
+// SetAutonomy moves the dial to level, clamped to [0, 1]. The engine
+// emits AutonomyChanged; the gate only applies it.
 func (g *Gate) SetAutonomy(level float64) {
 	g.mu.Lock()
-	g.p.Autonomy = min(max(level, 0), 1)
+	g.p.Autonomy = clamp(level)
 	g.mu.Unlock()
 }
 
-// Decide judges one call.
+// Autonomy returns the dial's current level (before the mode's cap).
+func (g *Gate) Autonomy() float64 {
+	g.mu.RLock()
+	defer g.mu.RUnlock()
+	return g.p.Autonomy
+}
+
+func clamp(level float64) float64 { return min(max(level, 0), 1) }
+
+// Decide judges one call: emergency stop, shell analysis, paths, mode,
+// rules, then the dial. It does not consult the run's Tracker; the engine
+// asks Tracker.Check first and calls Decide only when that allows.
 func (g *Gate) Decide(c Call) Verdict {
 	g.mu.RLock()
 	p := g.p
 	g.mu.RUnlock()
-	risk := c.Risk
-	var shellWords []string
-	if c.Command != "" {
-		r, _, words, err := analyze(c.Command)
-		if err != nil {
-			return Verdict{Decision: Deny, Risk: tool.RiskDestructive, Rule: "shell analysis",
-				Reason: fmt.Sprintf("the command cannot be parsed (%v), so it is not run", err)}
-		}
-		risk = maxRisk(risk, r)
-		shellWords = words
+	if p.Mode == config.ModeEmergencyStop {
+		return Verdict{Decision: Deny, HardStop: true, Risk: c.Risk, Rule: "mode emergency-stop",
+			Reason: "emergency stop is on: nothing runs"}
 	}
-	if v, stop := checkPaths(p, c, risk, shellWords); stop {
+	j := judgeCall(c)
+	if v, stop := g.checkPaths(p, c, j); stop {
 		return v
 	}
-	switch p.Mode {
-	case config.ModeEmergencyStop:
-		return Verdict{Decision: Deny, Risk: risk, Rule: "mode emergency-stop", Reason: "emergency stop: nothing runs"}
-	case config.ModeReadOnly, config.ModePlan:
-		if risk != tool.RiskReadOnly {
-			return Verdict{Decision: Deny, Risk: risk, Rule: "mode " + p.Mode,
-				Reason: fmt.Sprintf("%s mode only allows read-only calls; this one is %s", p.Mode, risk)}
-		}
+	// plan is read-only as far as the gate is concerned: the model may look
+	// around and propose, not change anything. What differs is the
+	// engine's instructions to the model, not the gate.
+	if (p.Mode == config.ModeReadOnly || p.Mode == config.ModePlan) && j.risk != tool.RiskReadOnly {
+		return Verdict{Decision: Deny, Risk: j.risk, Rule: "mode " + p.Mode,
+			Reason: fmt.Sprintf("%s mode only allows read-only calls; this one is %s%s", p.Mode, j.risk, j.because())}
 	}
-	if v, ok := matchRules(p, c, risk); ok {
-		return v
+	v, ok := matchRules(p, c, j)
+	if !ok {
+		v = dial(p, j)
 	}
-	return dial(p, risk)
+	if j.unparsed && v.Decision == Allow {
+		v.Decision, v.Notify = Ask, false
+		v.Rule = "shell analysis: cannot parse"
+		v.Reason = fmt.Sprintf("the command cannot be parsed (%v), so a person must approve it", j.parseErr)
+	}
+	return v
 }
 
-// checkPaths refuses path arguments outside the workspace or on denied
-// paths. A write outside the workspace is a hard stop.
-func checkPaths(p Policy, c Call, risk tool.Risk, shellWords []string) (Verdict, bool) {
-	for _, name := range c.PathArguments {
-		v, ok := c.Arguments[name].(string)
-		if !ok || v == "" {
-			continue
-		}
-		abs := resolve(p.Workspace, v)
-		if !inside(p.Workspace, abs) {
-			write := risk != tool.RiskReadOnly
-			return Verdict{Decision: Deny, Risk: risk, HardStop: write, Rule: "outside workspace",
-				Reason: fmt.Sprintf("%s resolves outside the workspace", v)}, true
-		}
-		rel, _ := filepath.Rel(p.Workspace, abs)
-		if d := deniedComponent(p.DeniedPaths, v, rel); d != "" {
-			return Verdict{Decision: Deny, Risk: risk, Rule: "denied path " + d,
-				Reason: fmt.Sprintf("%s is a denied path", v)}, true
-		}
-	}
-	for _, w := range shellWords {
-		if d := deniedComponent(p.DeniedPaths, w, ""); d != "" {
-			return Verdict{Decision: Deny, Risk: risk, Rule: "denied path " + d,
-				Reason: fmt.Sprintf("the command touches %s, a denied path", w)}, true
-		}
-	}
-	return Verdict{}, false
+// judged is a call's effective risk and what shell analysis found.
+type judged struct {
+	declared tool.Risk
+	risk     tool.Risk
+	// command is set for calls that carry a command line.
+	command bool
+	// top explains the riskiest shell command, "" for other calls.
+	top string
+	// commands are the simple commands of the command line.
+	commands [][]string
+	// words are the command line's words that may name files.
+	words    []string
+	unparsed bool
+	parseErr error
 }
 
-// resolve makes a path absolute against the workspace and follows the
-// symlinks of its longest existing prefix, so a link pointing out is seen.
-func resolve(ws, p string) string {
-	if strings.HasPrefix(p, "~/") {
-		return "/nonexistent-home/" + p[2:] // home is never inside a workspace
+func (j judged) because() string {
+	if j.top == "" {
+		return ""
 	}
-	if !filepath.IsAbs(p) {
-		p = filepath.Join(ws, p)
-	}
-	p = filepath.Clean(p)
-	rest := ""
-	for cur := p; ; cur = filepath.Dir(cur) {
-		if real, err := filepath.EvalSymlinks(cur); err == nil {
-			return filepath.Join(real, rest)
-		}
-		if cur == filepath.Dir(cur) {
-			return p
-		}
-		rest = filepath.Join(filepath.Base(cur), rest)
-	}
+	return " (" + j.top + ")"
 }
 
-func inside(ws, abs string) bool {
-	rel, err := filepath.Rel(ws, abs)
-	return err == nil && rel != ".." && !strings.HasPrefix(rel, "../")
+// judgeCall finds a call's effective risk. For a call with a command
+// line, shell analysis decides: a declared exec (what a shell tool says
+// because it can run anything) is replaced by what the line actually
+// runs, so `git status` is read-only; any other declared risk stays a
+// floor. An unparsable line is destructive and keeps its raw words for
+// the denied-path check.
+func judgeCall(c Call) judged {
+	j := judged{declared: c.Risk, risk: c.Risk, command: c.Command != ""}
+	if j.risk == "" {
+		j.risk = tool.RiskExec
+	}
+	if c.Command == "" {
+		return j
+	}
+	a, err := analyze(c.Command)
+	if err != nil {
+		j.unparsed, j.parseErr = true, err
+		j.risk, j.top = tool.RiskDestructive, "cannot parse: "+err.Error()
+		j.words = rawWords(c.Command)
+		return j
+	}
+	if j.risk == tool.RiskExec {
+		j.risk = a.risk
+	} else {
+		j.risk = maxRisk(j.risk, a.risk)
+	}
+	if a.risk == j.risk {
+		j.top = a.top
+	}
+	j.commands, j.words = a.commands, a.words
+	return j
 }
 
-// deniedComponent returns the denied entry any component of the given
-// paths matches, or "".
-func deniedComponent(denied []string, paths ...string) string {
-	for _, p := range paths {
-		for _, comp := range strings.Split(filepath.ToSlash(p), "/") {
-			if comp == "" || comp == "." || comp == ".." {
-				continue
-			}
-			for _, d := range denied {
-				if ok, _ := path.Match(d, comp); ok || comp == d {
-					return d
-				}
-			}
-		}
+// needsCheckpoint reports whether a call that is not denied may change the
+// workspace: its effective risk is mutating, exec or destructive, or it
+// is a command line with network risk (git pull, npm install still run a
+// program that writes). A pure network tool (web fetch) is not.
+func needsCheckpoint(j judged, d Decision) bool {
+	if d == Deny {
+		return false
 	}
-	return ""
+	switch j.risk {
+	case tool.RiskMutating, tool.RiskExec, tool.RiskDestructive:
+		return true
+	case tool.RiskNetwork:
+		return j.command
+	}
+	return false
 }

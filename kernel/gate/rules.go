@@ -4,32 +4,37 @@ import (
 	"fmt"
 	"path"
 	"path/filepath"
+	"regexp"
 	"strings"
 
 	"github.com/sparrow-cli/sparrow/kernel/config"
 	"github.com/sparrow-cli/sparrow/sdk/tool"
 )
 
-// matchRules applies config rules: deny wins over ask, ask over allow.
-func matchRules(p Policy, c Call, risk tool.Risk) (Verdict, bool) {
-	var commands [][]string
-	if c.Command != "" {
-		_, commands, _, _ = analyze(c.Command)
-	}
-	for _, set := range []struct {
+// matchRules applies the permission rules: every deny rule first, then
+// every ask rule, then every allow rule, each kind in definition order;
+// the first rule that matches decides.
+func matchRules(p Policy, c Call, j judged) (Verdict, bool) {
+	kinds := []struct {
 		kind  string
 		rules []config.Rule
 		d     Decision
-	}{{"deny", p.Deny, Deny}, {"ask", p.Ask, Ask}, {"allow", p.Allow, Allow}} {
-		for i, r := range set.rules {
-			if !ruleMatches(p, r, c, commands) {
+	}{{"deny", p.Deny, Deny}, {"ask", p.Ask, Ask}, {"allow", p.Allow, Allow}}
+	for _, k := range kinds {
+		for i, r := range k.rules {
+			if !ruleMatches(p, r, c, j, k.d == Allow) {
 				continue
 			}
-			v := Verdict{Decision: set.d, Risk: risk, NeedsCheckpoint: needsCheckpoint(risk) && set.d != Deny,
-				Rule: ruleName(set.kind, i, r)}
-			v.Reason = r.Reason
+			v := Verdict{
+				Decision:        k.d,
+				NeedsCheckpoint: needsCheckpoint(j, k.d),
+				Notify:          k.d == Allow && j.risk == tool.RiskDestructive,
+				Rule:            RuleName(k.kind, i, r),
+				Risk:            j.risk,
+				Reason:          r.Reason,
+			}
 			if v.Reason == "" {
-				v.Reason = fmt.Sprintf("a %s rule matches", set.kind)
+				v.Reason = fmt.Sprintf("%s %ss this %s call%s", v.Rule, k.kind, j.risk, j.because())
 			}
 			return v, true
 		}
@@ -37,100 +42,148 @@ func matchRules(p Policy, c Call, risk tool.Risk) (Verdict, bool) {
 	return Verdict{}, false
 }
 
-func ruleName(kind string, i int, r config.Rule) string {
+// RuleName names a rule for Verdict.Rule: its kind, its 1-based index
+// among rules of that kind, and where it was defined, as in
+// "deny rule #2 (sparrow.hcl:14)".
+func RuleName(kind string, i int, r config.Rule) string {
 	name := fmt.Sprintf("%s rule #%d", kind, i+1)
-	if r.Origin.File != "" {
+	switch {
+	case r.Origin.File != "":
 		name += fmt.Sprintf(" (%s:%d)", filepath.Base(r.Origin.File), r.Origin.Line)
+	case r.Origin.EnvVar != "":
+		name += " (env " + r.Origin.EnvVar + ")"
+	case r.Origin.Flag != "":
+		name += " (flag --" + r.Origin.Flag + ")"
 	}
 	return name
 }
 
-// ruleMatches requires every field the rule sets to match.
-func ruleMatches(p Policy, r config.Rule, c Call, commands [][]string) bool {
+// ruleMatches requires every field the rule sets to match; a rule that
+// sets no field matches nothing. For allow rules, a command prefix must
+// cover every simple command of the line (so allowing "go test" does not
+// allow "go test && rm -rf ."); for ask and deny rules one is enough.
+func ruleMatches(p Policy, r config.Rule, c Call, j judged, allow bool) bool {
 	if len(r.Tools) == 0 && len(r.Paths) == 0 && len(r.Commands) == 0 && len(r.Providers) == 0 && len(r.Surfaces) == 0 {
 		return false
 	}
-	if len(r.Tools) > 0 && !anyGlob(r.Tools, c.Tool) {
-		return false
-	}
-	if len(r.Providers) > 0 && !anyGlob(r.Providers, c.Provider) {
-		return false
-	}
-	if len(r.Surfaces) > 0 && !anyGlob(r.Surfaces, c.Surface) {
-		return false
-	}
-	if len(r.Paths) > 0 && !pathsMatch(p, r.Paths, c) {
-		return false
-	}
-	if len(r.Commands) > 0 && !commandsMatch(r.Commands, commands) {
+	switch {
+	case len(r.Tools) > 0 && !anyGlob(r.Tools, c.Tool),
+		len(r.Providers) > 0 && !anyGlob(r.Providers, c.Provider),
+		len(r.Surfaces) > 0 && !anyGlob(r.Surfaces, c.Surface),
+		len(r.Paths) > 0 && !pathsMatch(p, r.Paths, c),
+		len(r.Commands) > 0 && !commandsMatch(r.Commands, j.commands, allow):
 		return false
 	}
 	return true
 }
 
+// anyGlob reports whether s matches any glob (path.Match syntax).
 func anyGlob(globs []string, s string) bool {
 	for _, g := range globs {
-		if ok, _ := path.Match(g, s); ok {
+		if ok, _ := path.Match(g, s); ok || g == s {
 			return true
 		}
 	}
 	return false
 }
 
-// pathsMatch is true when any path argument matches any glob, in its
-// workspace-relative form ("**" matches any number of directories).
+// pathsMatch reports whether any path of the call matches any glob, in
+// its workspace-relative or its absolute form.
 func pathsMatch(p Policy, globs []string, c Call) bool {
-	for _, name := range c.PathArguments {
-		v, ok := c.Arguments[name].(string)
-		if !ok {
-			continue
-		}
-		rel, err := filepath.Rel(p.Workspace, resolve(p.Workspace, v))
-		if err != nil {
-			continue
+	for _, a := range pathArgs(c) {
+		abs := resolve(p.Workspace, a.value)
+		forms := []string{filepath.ToSlash(abs)}
+		if rel, err := filepath.Rel(p.Workspace, abs); err == nil && inside(p.Workspace, abs) {
+			forms = append(forms, filepath.ToSlash(rel))
 		}
 		for _, g := range globs {
-			if globMatch(g, filepath.ToSlash(rel)) {
-				return true
+			for _, f := range forms {
+				if globMatch(filepath.ToSlash(g), f) {
+					return true
+				}
 			}
 		}
 	}
 	return false
 }
 
-// globMatch is path.Match with "**" spanning directories.
+// globMatch is path.Match where "**" spans any number of directories:
+// "docs/**" matches "docs" and "docs/a/b.md", "**/*.pem" matches "k.pem"
+// and "a/b/k.pem". A malformed glob matches nothing.
 func globMatch(glob, p string) bool {
 	if !strings.Contains(glob, "**") {
 		ok, _ := path.Match(glob, p)
 		return ok
 	}
-	prefix, suffix, _ := strings.Cut(glob, "**")
-	if !strings.HasPrefix(p, prefix) {
-		return false
-	}
-	rest := strings.TrimPrefix(p, prefix)
-	suffix = strings.TrimPrefix(suffix, "/")
-	if suffix == "" {
-		return true
-	}
-	parts := strings.Split(rest, "/")
-	for i := range parts {
-		if globMatch(suffix, strings.Join(parts[i:], "/")) {
-			return true
-		}
-	}
-	return false
+	re, err := regexp.Compile(globRegexp(glob))
+	return err == nil && re.MatchString(p)
 }
 
-// commandsMatch is true when a simple command starts with any prefix.
-func commandsMatch(prefixes []string, commands [][]string) bool {
-	for _, cmd := range commands {
-		line := strings.Join(cmd, " ")
-		for _, pre := range prefixes {
-			if line == pre || strings.HasPrefix(line, pre+" ") {
-				return true
+// globRegexp translates a glob with "**" into an anchored regexp.
+func globRegexp(glob string) string {
+	var b strings.Builder
+	b.WriteString("^")
+	for i := 0; i < len(glob); i++ {
+		switch c := glob[i]; {
+		case strings.HasPrefix(glob[i:], "**/"):
+			b.WriteString("(?:.*/)?")
+			i += 2
+		case strings.HasPrefix(glob[i:], "/**") && i+3 == len(glob):
+			b.WriteString("(?:/.*)?")
+			i += 2
+		case strings.HasPrefix(glob[i:], "**"):
+			b.WriteString(".*")
+			i++
+		case c == '*':
+			b.WriteString("[^/]*")
+		case c == '?':
+			b.WriteString("[^/]")
+		case c == '[':
+			end := strings.IndexByte(glob[i+1:], ']')
+			if end < 0 {
+				b.WriteString(`\[`)
+				continue
 			}
+			class := glob[i+1 : i+1+end]
+			if strings.HasPrefix(class, "!") {
+				class = "^" + class[1:]
+			}
+			b.WriteString("[" + class + "]")
+			i += end + 1
+		case c == '\\' && i+1 < len(glob):
+			i++
+			b.WriteString(regexp.QuoteMeta(glob[i : i+1]))
+		default:
+			b.WriteString(regexp.QuoteMeta(string(c)))
 		}
 	}
-	return false
+	b.WriteString("$")
+	return b.String()
+}
+
+// commandsMatch checks command prefixes against the simple commands of a
+// line, word by word ("go test" matches "go test ./..." but not "go
+// testify"). With all set every command must match some prefix.
+func commandsMatch(prefixes []string, commands [][]string, all bool) bool {
+	if len(commands) == 0 {
+		return false
+	}
+	for _, cmd := range commands {
+		line := strings.Join(cmd, " ")
+		hit := false
+		for _, pre := range prefixes {
+			pre = strings.Join(strings.Fields(pre), " ")
+			if pre != "" && (line == pre || strings.HasPrefix(line, pre+" ")) {
+				hit = true
+				break
+			}
+		}
+		switch {
+		case hit && !all:
+			return true
+		case !hit && all:
+			return false
+		}
+	}
+	return all
 }
