@@ -58,6 +58,10 @@ func (k *Kernel) PrepareRun(ctx context.Context, o RunOptions) (*Run, error) {
 	// Start every plugin the run needs at once; the sequential steps below
 	// then wait only for the slowest start, not the sum.
 	go func() { _ = k.Plugins.StartAll(ctx, k.runPlugins()...) }()
+	// The state the run starts from is snapshotted meanwhile: inputs.json
+	// names it, so `replay --execute` can start where this run did.
+	runID := recorder.NewRunID(time.Now())
+	start := k.startCheckpoint(ctx, runID)
 	routes, err := k.Routes(ctx, cfg.Model)
 	if err != nil {
 		return nil, err
@@ -80,7 +84,6 @@ func (k *Kernel) PrepareRun(ctx context.Context, o RunOptions) (*Run, error) {
 	if !caps.Available {
 		return nil, fmt.Errorf("sandbox %s is unavailable here: %s", cfg.Sandbox, caps.UnavailableReason)
 	}
-	runID := recorder.NewRunID(time.Now())
 	sess, err := sb.Prepare(ctx, sandbox.PrepareRequest{RunID: runID, Workspace: ws, Policy: sandbox.Policy{
 		ReadWritePaths: []string{ws},
 		DeniedPaths:    cfg.Permissions.DeniedPaths,
@@ -95,9 +98,15 @@ func (k *Kernel) PrepareRun(ctx context.Context, o RunOptions) (*Run, error) {
 	r := &Run{}
 	r.closers = append(r.closers, func() { _ = sb.Teardown(context.WithoutCancel(ctx), sess.ID) })
 	red := k.redactor()
+	st := <-start
+	if st.err != nil {
+		r.Close()
+		return nil, fmt.Errorf("checkpoint the starting state: %w", st.err)
+	}
 	rec, err := recorder.Create(cfg.Paths.StateDir, recorder.Inputs{
 		RunID: runID, Task: red.String(o.Task), Workspace: ws, Model: routes[0].Name, Provider: routes[0].ProviderName,
-		Sandbox: cfg.Sandbox, RepoHEAD: repoHEAD(ws), Config: k.configSnapshot(), SparrowVersion: Version, Started: time.Now(),
+		Sandbox: cfg.Sandbox, RepoHEAD: repoHEAD(ws), StartCheckpoint: st.cp.ID, StartCommit: st.cp.Commit,
+		Config: k.configSnapshot(), SparrowVersion: Version, Started: time.Now(),
 	})
 	if err != nil {
 		r.Close()
@@ -111,18 +120,15 @@ func (k *Kernel) PrepareRun(ctx context.Context, o RunOptions) (*Run, error) {
 	}
 	r.Bus = b
 	r.closers = append(r.closers, func() { b.Close(); _ = rec.Close() })
-	store, err := k.Checkpoints(ctx)
-	if err != nil {
-		r.Close()
-		return nil, fmt.Errorf("checkpoints: %w", err)
-	}
+	store := st.store
+	r.closers = append(r.closers, func() { k.pruneCheckpoints(context.WithoutCancel(ctx), store) })
 	policy := gate.PolicyFromConfig(cfg, ws)
 	eng, err := engine.New(engine.Options{
 		RunID: runID, Task: o.Task, Workspace: ws, Routes: routes, Tools: tools,
 		Sandbox: sb, Session: sess, Bus: b, Gate: gate.New(policy),
 		Tracker:  gate.NewTracker(cfg.Budget.MaxTurns, cfg.Budget.MaxUSD, int64(cfg.Budget.MaxTokens)),
 		Approver: o.Approver, System: engine.SystemPrompt(ws), VerifyCommand: cfg.VerifyCommand, Redact: red.String,
-		Checkpoints: runCheckpointer{store: store, runID: runID},
+		Checkpoints: runCheckpointer{store: store, runID: runID}, KeepFailedBatches: !cfg.Checkpoints.RollbackFailed,
 		Info: engine.RunInfo{Provider: routes[0].ProviderName, Sandbox: cfg.Sandbox, Mode: policy.Mode,
 			Autonomy: cfg.Autonomy.Level, MaxTurns: cfg.Budget.MaxTurns, SparrowVersion: Version},
 	})

@@ -19,7 +19,7 @@ func BenchmarkIncrementalCheckpoint(b *testing.B) {
 		os.MkdirAll(filepath.Dir(p), 0o755)
 		os.WriteFile(p, []byte(fmt.Sprintf("package p\n\nconst X%d = %d\n", i, i)), 0o644)
 	}
-	s, err := Open(ctx, ws, b.TempDir())
+	s, err := Open(ctx, ws, b.TempDir(), Options{})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -27,6 +27,20 @@ type Meta struct {
 	Turn    int    `json:"turn"`
 	Tool    string `json:"tool"`
 	Summary string `json:"summary"`
+	// Skipped are files left out of the snapshot for being larger than
+	// the store's cap; a rewind leaves them as they are.
+	Skipped []string `json:"skipped,omitempty"`
+}
+
+// DefaultMaxFileSize is the size above which a file is not snapshotted.
+const DefaultMaxFileSize = 16 << 20
+
+// Options tune a store; the zero value takes the defaults.
+type Options struct {
+	// MaxFileSize is the largest file a snapshot holds, in bytes: 0 means
+	// DefaultMaxFileSize, a negative value no cap. Larger files are
+	// skipped and named in Meta.Skipped, never silently.
+	MaxFileSize int64
 }
 
 // Checkpoint is one snapshot.
@@ -42,10 +56,11 @@ type Checkpoint struct {
 
 // Store snapshots and restores one workspace.
 type Store struct {
-	ws     string
-	gitDir string
-	index  string
-	shadow bool
+	ws      string
+	gitDir  string
+	index   string
+	shadow  bool
+	maxSize int64
 
 	mu   sync.Mutex
 	last map[string]lastCheckpoint // run id → its newest checkpoint
@@ -58,7 +73,7 @@ type lastCheckpoint struct {
 
 // Open prepares a store for workspace, keeping its private index (and the
 // shadow repository, for a non-git workspace) under stateDir.
-func Open(ctx context.Context, workspace, stateDir string) (*Store, error) {
+func Open(ctx context.Context, workspace, stateDir string, o Options) (*Store, error) {
 	if _, err := exec.LookPath("git"); err != nil {
 		return nil, errors.New("checkpoints need git, which is not installed (Debian: apt-get install git)")
 	}
@@ -71,7 +86,10 @@ func Open(ctx context.Context, workspace, stateDir string) (*Store, error) {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, fmt.Errorf("checkpoint state: %w", err)
 	}
-	s := &Store{ws: ws, index: filepath.Join(dir, "index"), last: map[string]lastCheckpoint{}}
+	if o.MaxFileSize == 0 {
+		o.MaxFileSize = DefaultMaxFileSize
+	}
+	s := &Store{ws: ws, index: filepath.Join(dir, "index"), maxSize: o.MaxFileSize, last: map[string]lastCheckpoint{}}
 	out, err := exec.CommandContext(ctx, "git", "-C", ws, "rev-parse", "--absolute-git-dir").Output()
 	top, terr := exec.CommandContext(ctx, "git", "-C", ws, "rev-parse", "--show-toplevel").Output()
 	if err == nil && terr == nil && filepath.Clean(strings.TrimSpace(string(top))) == ws {
@@ -110,20 +128,20 @@ func (s *Store) git(ctx context.Context, stdin []byte, args ...string) (string, 
 	if err != nil {
 		return "", fmt.Errorf("git %s: %v: %s", args[0], err, strings.TrimSpace(stderr.String()))
 	}
-	return strings.TrimSpace(string(out)), nil
+	// Only the final newline goes: -z output may hold names that begin or
+	// end with spaces.
+	return strings.TrimRight(string(out), "\n"), nil
 }
 
 // Create snapshots the workspace: tracked and untracked files, .gitignore
 // respected. The private index keeps git's stat cache, so unchanged files
 // are not re-read.
 func (s *Store) Create(ctx context.Context, m Meta) (Checkpoint, error) {
-	if _, err := s.git(ctx, nil, "add", "-A", "--", "."); err != nil {
-		return Checkpoint{}, fmt.Errorf("checkpoint: %w", err)
-	}
-	tree, err := s.git(ctx, nil, "write-tree")
+	tree, skipped, err := s.snapshotTree(ctx)
 	if err != nil {
 		return Checkpoint{}, fmt.Errorf("checkpoint: %w", err)
 	}
+	m.Skipped = skipped
 	n, parent, err := s.next(ctx, m.RunID)
 	if err != nil {
 		return Checkpoint{}, err

@@ -87,7 +87,7 @@ func TestRoundTripInAGitRepo(t *testing.T) {
 	}
 	indexBefore, _ := os.ReadFile(filepath.Join(ws, ".git", "index"))
 
-	s, err := Open(ctx, ws, t.TempDir())
+	s, err := Open(ctx, ws, t.TempDir(), Options{})
 	if err != nil || s.Shadow() {
 		t.Fatalf("open: %v shadow=%v", err, s.Shadow())
 	}
@@ -148,7 +148,7 @@ func TestShadowRepoAndUndoableRewind(t *testing.T) {
 	ctx := context.Background()
 	ws := t.TempDir()
 	write(t, ws, "notes.md", "v1\n")
-	s, err := Open(ctx, ws, t.TempDir())
+	s, err := Open(ctx, ws, t.TempDir(), Options{})
 	if err != nil || !s.Shadow() {
 		t.Fatalf("open: %v shadow=%v", err, s.Shadow())
 	}
@@ -203,7 +203,7 @@ func TestPruneAndDirty(t *testing.T) {
 	ctx := context.Background()
 	ws := t.TempDir()
 	write(t, ws, "a.txt", "1\n")
-	s, _ := Open(ctx, ws, t.TempDir())
+	s, _ := Open(ctx, ws, t.TempDir(), Options{})
 	cp, _ := s.Create(ctx, Meta{RunID: "r", Summary: "one"})
 	if d, err := s.Dirty(ctx, cp); err != nil || len(d) != 0 {
 		t.Fatalf("clean workspace dirty: %v %v", d, err)

@@ -6,14 +6,23 @@ import (
 	"time"
 )
 
-// Prune deletes checkpoints taken before cutoff and returns how many. The
-// objects they held become unreachable and go with git's next gc.
-func (s *Store) Prune(ctx context.Context, cutoff time.Time) (int, error) {
+// Prune deletes checkpoints taken before cutoff and returns how many. In
+// a git workspace the objects they held become unreachable and go with
+// the repository's next gc; a shadow repository, which nothing else
+// collects, has them removed here (those older than an hour, so a
+// snapshot being taken concurrently keeps its objects).
+func (s *Store) Prune(ctx context.Context, cutoff time.Time) (n int, err error) {
+	defer func() {
+		if n > 0 && s.shadow && err == nil {
+			if _, perr := s.git(ctx, nil, "prune", "--expire=1.hour.ago"); perr != nil {
+				err = fmt.Errorf("prune shadow repository objects: %w", perr)
+			}
+		}
+	}()
 	all, err := s.List(ctx)
 	if err != nil {
 		return 0, err
 	}
-	n := 0
 	for _, c := range all {
 		if !c.Time.Before(cutoff) {
 			continue
@@ -29,10 +38,7 @@ func (s *Store) Prune(ctx context.Context, cutoff time.Time) (int, error) {
 // Dirty lists the files that differ between the workspace and checkpoint c
 // ("M path", "A path", "D path"), without recording anything.
 func (s *Store) Dirty(ctx context.Context, c Checkpoint) ([]string, error) {
-	if _, err := s.git(ctx, nil, "add", "-A", "--", "."); err != nil {
-		return nil, err
-	}
-	tree, err := s.git(ctx, nil, "write-tree")
+	tree, _, err := s.snapshotTree(ctx)
 	if err != nil {
 		return nil, err
 	}

@@ -121,6 +121,8 @@ type Config struct {
 	Routing Routing
 	// Policy locks plugin loading down.
 	Policy Policy
+	// Checkpoints tune workspace snapshots.
+	Checkpoints Checkpoints
 
 	// Paths are the files and directories this configuration was loaded
 	// from and that Sparrow keeps its data in.
@@ -341,8 +343,10 @@ func defaults(paths Paths, getenv func(string) string) *Config {
 			Mode:        DefaultPermissionMode,
 			DeniedPaths: DefaultDeniedPaths(),
 		},
-		Autonomy:  Autonomy{Level: DefaultAutonomyLevel},
-		Budget:    Budget{MaxTurns: DefaultMaxTurns},
+		Autonomy: Autonomy{Level: DefaultAutonomyLevel},
+		Budget:   Budget{MaxTurns: DefaultMaxTurns},
+		Checkpoints: Checkpoints{Retention: DefaultCheckpointRetention, MaxFileMB: DefaultMaxFileMB,
+			RollbackFailed: true},
 		Paths:     paths,
 		Origins:   map[string]Origin{},
 		Sensitive: map[string]bool{},
@@ -354,7 +358,8 @@ func defaults(paths Paths, getenv func(string) string) *Config {
 		"model", "sandbox", "log_level", "verify_command", "trusted_projects",
 		"permissions.mode", "permissions.denied_paths", "autonomy.level",
 		"budget.max_usd", "budget.max_turns", "budget.max_tokens",
-		"routing.default", "policy.locked", "policy.trusted_keys", "policy.require_signatures",
+		"routing.default", "checkpoints.retention", "checkpoints.max_file_mb", "checkpoints.rollback_failed",
+		"policy.locked", "policy.trusted_keys", "policy.require_signatures",
 	} {
 		c.Origins[key] = Origin{Source: SourceDefault}
 	}

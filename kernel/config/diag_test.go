@@ -33,6 +33,16 @@ func TestParseFileDiagnostics(t *testing.T) {
 			want: []wantDiag{{"error", "Unsupported argument", "sparrow.hcl:2:3", `Did you mean "max_turns"?`}},
 		},
 		{
+			name: "bad checkpoint retention",
+			src:  "checkpoints {\n  retention = \"a month\"\n}\n",
+			want: []wantDiag{{"error", "Invalid duration", "sparrow.hcl:2:15", `write something like "30d"`}},
+		},
+		{
+			name: "negative file cap",
+			src:  "checkpoints {\n  max_file_mb = -1\n}\n",
+			want: []wantDiag{{"error", "Value out of range", "sparrow.hcl:2:17", "Use 0 for no cap."}},
+		},
+		{
 			name: "bad enum with hint",
 			src:  "permissions {\n  mode = \"supervise\"\n}\n",
 			want: []wantDiag{{"error", "Invalid value for mode", "sparrow.hcl:2:10", `Did you mean "supervised"?`}},

@@ -24,6 +24,7 @@ type File struct {
 	budget      *budgetBlock
 	routing     *routingBlock
 	policy      *policyBlock
+	checkpoints *checkpointsBlock
 }
 
 // Path returns the file's path as it was given to [ParseFile].
@@ -106,6 +107,8 @@ func (f *File) decodeRoot(d *decoder, body hcl.Body) {
 			f.routing = decodeRouting(d, b)
 		case "policy":
 			f.policy = decodePolicy(d, b)
+		case "checkpoints":
+			f.checkpoints = decodeCheckpoints(d, b)
 		}
 	}
 }

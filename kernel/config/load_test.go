@@ -2,6 +2,7 @@ package config
 
 import (
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -260,4 +261,41 @@ func TestLoadExplicitFiles(t *testing.T) {
 
 	_, diags = Load(LoadOptions{Getenv: envOf(map[string]string{"SPARROW_CONFIG": filepath.Join(dir, "nope.hcl")})})
 	checkDiags(t, diags, []wantDiag{{"error", "Cannot read configuration file", "", "nope.hcl"}})
+}
+
+func TestCheckpointsBlock(t *testing.T) {
+	dir := t.TempDir()
+	user := writeFile(t, dir, "user.hcl", "checkpoints {\n  retention = \"7d\"\n  max_file_mb = 0\n}\n")
+	cfg, diags := Load(LoadOptions{UserFile: user, Workspace: dir, Getenv: envOf(nil)})
+	if diags.HasErrors() {
+		t.Fatal(diags)
+	}
+	want := Checkpoints{Retention: 7 * 24 * time.Hour, MaxFileMB: 0, RollbackFailed: true}
+	if cfg.Checkpoints != want {
+		t.Fatalf("checkpoints = %+v, want %+v", cfg.Checkpoints, want)
+	}
+	if o := cfg.Origins["checkpoints.retention"]; !strings.Contains(o.String(), "user.hcl:2") {
+		t.Errorf("retention origin = %s", o)
+	}
+	def, _ := Load(LoadOptions{Workspace: dir, Getenv: envOf(nil)})
+	if def.Checkpoints.Retention != DefaultCheckpointRetention || def.Checkpoints.MaxFileMB != DefaultMaxFileMB || !def.Checkpoints.RollbackFailed {
+		t.Errorf("defaults = %+v", def.Checkpoints)
+	}
+}
+
+func TestParseAge(t *testing.T) {
+	for in, want := range map[string]time.Duration{"30d": 720 * time.Hour, "0": 0, "90m": 90 * time.Minute, "1h30m": 90 * time.Minute} {
+		got, err := ParseAge(in)
+		if err != nil || got != want {
+			t.Errorf("ParseAge(%q) = %v, %v; want %v", in, got, err, want)
+		}
+		if back, _ := ParseAge(FormatAge(got)); back != got {
+			t.Errorf("FormatAge(%v) = %q does not read back", got, FormatAge(got))
+		}
+	}
+	for _, bad := range []string{"", "d", "-1d", "-5m", "month", "1.5d"} {
+		if _, err := ParseAge(bad); err == nil {
+			t.Errorf("ParseAge(%q) accepted", bad)
+		}
+	}
 }

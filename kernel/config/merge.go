@@ -77,6 +77,9 @@ func (m *merger) apply(f *File) {
 	if f.routing != nil {
 		m.applyRouting(f.routing)
 	}
+	if f.checkpoints != nil {
+		m.applyCheckpoints(f.checkpoints)
+	}
 	if f.policy != nil {
 		m.applyPolicy(f.policy)
 	}

@@ -37,6 +37,7 @@ func schemas() map[string]*hcl.BodySchema {
 				{Type: "budget"},
 				{Type: "routing"},
 				{Type: "policy"},
+				{Type: "checkpoints"},
 			},
 		},
 		"plugin":   {Attributes: attrs("source", "version", "sha256", "env", "enabled")},
@@ -60,6 +61,7 @@ func schemas() map[string]*hcl.BodySchema {
 			Blocks:     []hcl.BlockHeaderSchema{{Type: "rule", LabelNames: []string{"name"}}},
 		},
 		"routing.rule": {Attributes: attrs("match", "model")},
+		"checkpoints":  {Attributes: attrs("retention", "max_file_mb", "rollback_failed")},
 		"policy":       {Attributes: attrs("locked", "trusted_keys", "require_signatures")},
 	}
 }

@@ -46,6 +46,7 @@ func (c *Config) Show(w io.Writer) error {
 	autonomy.attr("level", c.Autonomy.Level, c.origin("autonomy.level")+" ("+c.Autonomy.Name()+")")
 	root.add(c.showBudget())
 	root.add(c.showRouting())
+	root.add(c.showCheckpoints())
 	policy := root.child("policy")
 	policy.attr("locked", c.Policy.Locked, c.origin("policy.locked"))
 	policy.attr("trusted_keys", c.Policy.TrustedKeys, c.origin("policy.trusted_keys"))

@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 )
@@ -128,6 +129,18 @@ func wideningCases() []wideningCase {
 			project: "provider \"openai\" {\n  base_url = \"https://example.invalid\"\n}\n",
 			warnAt:  "1:1",
 			applied: func(c *Config) bool { return len(c.Providers["openai"].Bodies) == 2 },
+		},
+		{
+			name:    "shorter checkpoint retention",
+			project: "checkpoints {\n  retention = \"1h\"\n}\n",
+			warnAt:  "2:3",
+			applied: func(c *Config) bool { return c.Checkpoints.Retention == time.Hour },
+		},
+		{
+			name:    "keep failed batches",
+			project: "checkpoints {\n  rollback_failed = false\n}\n",
+			warnAt:  "2:3",
+			applied: func(c *Config) bool { return !c.Checkpoints.RollbackFailed },
 		},
 		{
 			name:    "lower a price",

@@ -239,12 +239,10 @@ func (e *Engine) checkpoint(ctx context.Context, preps []*prepared) string {
 	e.mu.Lock()
 	turn := e.turns
 	e.mu.Unlock()
-	id, ref, err := e.o.Checkpoints.Checkpoint(ctx, turn, first.call.Name, summarize(first.gcall))
+	id, err := e.snapshot(ctx, CheckpointRequest{Turn: turn, Tool: first.call.Name, Summary: "before " + summarize(first.gcall)})
 	if err == nil {
-		e.publish(&event.CheckpointCreated{ID: id, Ref: ref, Reason: "before " + summarize(first.gcall)})
 		return id
 	}
-	e.publish(&event.Error{Source: "checkpoint", Message: err.Error()})
 	for _, p := range preps {
 		if p.result == nil && p.verdict.NeedsCheckpoint {
 			p.result = &provider.ToolResult{CallID: p.call.ID, IsError: true,
@@ -253,6 +251,42 @@ func (e *Engine) checkpoint(ctx context.Context, preps []*prepared) string {
 		}
 	}
 	return ""
+}
+
+// snapshot takes one checkpoint between the hooks and announces it; a
+// failure is published and returned.
+func (e *Engine) snapshot(ctx context.Context, req CheckpointRequest) (string, error) {
+	if h := e.o.Hooks.PreCheckpoint; h != nil {
+		if err := h(ctx, req); err != nil {
+			err = fmt.Errorf("pre-checkpoint hook: %w", err)
+			e.publish(&event.Error{Source: "checkpoint", Message: err.Error()})
+			return "", err
+		}
+	}
+	info, err := e.o.Checkpoints.Checkpoint(ctx, req)
+	if err != nil {
+		e.publish(&event.Error{Source: "checkpoint", Message: err.Error()})
+		return "", err
+	}
+	e.publish(&event.CheckpointCreated{ID: info.ID, Ref: info.Ref, Turn: req.Turn, Tool: req.Tool,
+		Reason: req.Summary, Skipped: info.Skipped})
+	if len(info.Skipped) > 0 {
+		e.publish(&event.Error{Source: "checkpoint", Message: fmt.Sprintf(
+			"checkpoint %s left out %d file(s) over the size cap (checkpoints.max_file_mb); rewind will not restore them: %s",
+			info.ID, len(info.Skipped), strings.Join(clipList(info.Skipped, 5), ", "))})
+	}
+	if h := e.o.Hooks.PostCheckpoint; h != nil {
+		h(ctx, req, info)
+	}
+	return info.ID, nil
+}
+
+// clipList keeps the first n names and says how many more there are.
+func clipList(names []string, n int) []string {
+	if len(names) <= n {
+		return names
+	}
+	return append(names[:n:n], fmt.Sprintf("and %d more", len(names)-n))
 }
 
 // rollbackFailed restores the batch's checkpoint when a call that may

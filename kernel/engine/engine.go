@@ -72,6 +72,8 @@ type Options struct {
 	// KeepFailedBatches leaves the workspace as a failed batch left it;
 	// by default it is rolled back to the batch's checkpoint.
 	KeepFailedBatches bool
+	// Hooks attach extensions to the loop.
+	Hooks Hooks
 	// Redact hides secrets in tool results before the model sees them
 	// (the bus redacts events on its own). Nil leaves results as they are.
 	Redact func(string) string
@@ -79,10 +81,35 @@ type Options struct {
 
 // Checkpointer snapshots the workspace.
 type Checkpointer interface {
-	// Checkpoint snapshots and returns the checkpoint's id and ref.
-	Checkpoint(ctx context.Context, turn int, tool, summary string) (id, ref string, err error)
+	// Checkpoint snapshots the workspace.
+	Checkpoint(ctx context.Context, req CheckpointRequest) (CheckpointInfo, error)
 	// Rollback restores the workspace to checkpoint id.
 	Rollback(ctx context.Context, id string) error
+}
+
+// CheckpointRequest says why a snapshot is taken: before the batch whose
+// first changing call is Tool in Turn, or at the end of the run (Tool "").
+type CheckpointRequest struct {
+	Turn    int
+	Tool    string
+	Summary string
+}
+
+// CheckpointInfo is a snapshot taken.
+type CheckpointInfo struct {
+	ID, Ref string
+	// Skipped are files left out for being over the size cap.
+	Skipped []string
+}
+
+// Hooks are points where extensions attach to the loop; nil hooks are
+// skipped.
+type Hooks struct {
+	// PreCheckpoint runs before a batch's snapshot; an error stops the
+	// batch's changing calls, as a failed snapshot does.
+	PreCheckpoint func(ctx context.Context, req CheckpointRequest) error
+	// PostCheckpoint runs after a snapshot was taken.
+	PostCheckpoint func(ctx context.Context, req CheckpointRequest, info CheckpointInfo)
 }
 
 // RunInfo is descriptive data for RunStarted.
@@ -170,9 +197,7 @@ func (e *Engine) finish(ctx context.Context, status, reason string) (Result, err
 	// A snapshot of where the run left the workspace: rewind compares
 	// against it to tell the user's own later edits from the run's.
 	if e.o.Checkpoints != nil && e.mutated() {
-		if id, ref, err := e.o.Checkpoints.Checkpoint(context.WithoutCancel(ctx), e.turns, "", "end of run"); err == nil {
-			e.publish(&event.CheckpointCreated{ID: id, Ref: ref, Reason: "end of run"})
-		}
+		_, _ = e.snapshot(context.WithoutCancel(ctx), CheckpointRequest{Turn: e.turns, Summary: "end of run"})
 	}
 	if ctx.Err() != nil && status != event.StatusCompleted {
 		status, reason = event.StatusCancelled, "cancelled by the user"

@@ -9,6 +9,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/sparrow-cli/sparrow/kernel/engine"
 	"github.com/sparrow-cli/sparrow/sdk/event"
 	"github.com/sparrow-cli/sparrow/sdk/provider"
 )
@@ -225,9 +226,9 @@ type fakeCheckpoints struct {
 	rolledBack []string
 }
 
-func (f *fakeCheckpoints) Checkpoint(_ context.Context, turn int, tool, summary string) (string, string, error) {
-	f.taken = append(f.taken, summary)
-	return "r1-1", "refs/sparrow/checkpoints/r1-1", f.err
+func (f *fakeCheckpoints) Checkpoint(_ context.Context, req engine.CheckpointRequest) (engine.CheckpointInfo, error) {
+	f.taken = append(f.taken, req.Summary)
+	return engine.CheckpointInfo{ID: "r1-1", Ref: "refs/sparrow/checkpoints/r1-1"}, f.err
 }
 
 func (f *fakeCheckpoints) Rollback(_ context.Context, id string) error {
@@ -243,7 +244,7 @@ func TestCheckpointBeforeMutatingBatches(t *testing.T) {
 	cps := &fakeCheckpoints{}
 	h.opts.Checkpoints = cps
 	h.run(context.Background())
-	if len(cps.taken) != 2 || cps.taken[0] != "write a.go" || cps.taken[1] != "end of run" {
+	if len(cps.taken) != 2 || cps.taken[0] != "before write a.go" || cps.taken[1] != "end of run" {
 		t.Fatalf("checkpoints %v: want one before the write batch only, and one at the end", cps.taken)
 	}
 	types := h.types()

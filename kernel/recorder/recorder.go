@@ -39,6 +39,11 @@ type Inputs struct {
 	// RepoHEAD is the workspace's git HEAD when the run started, "" outside
 	// git.
 	RepoHEAD string `json:"repo_head,omitempty"`
+	// StartCheckpoint is the checkpoint of the workspace as the run found
+	// it, uncommitted and untracked files included; StartCommit is its
+	// commit, in the workspace's repository or Sparrow's shadow one.
+	StartCheckpoint string `json:"start_checkpoint,omitempty"`
+	StartCommit     string `json:"start_commit,omitempty"`
 	// Config is a snapshot of the merged configuration with secrets
 	// removed; the caller provides it already sanitised.
 	Config         json.RawMessage `json:"config,omitempty"`

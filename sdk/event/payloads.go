@@ -143,10 +143,19 @@ type AgentStatus struct {
 
 // CheckpointCreated records a workspace snapshot.
 type CheckpointCreated struct {
-	ID     string   `json:"id"`
-	Ref    string   `json:"ref"`
+	ID  string `json:"id"`
+	Ref string `json:"ref"`
+	// Turn and Tool name the batch the snapshot was taken before: the
+	// turn and its first changing call. Tool is empty for snapshots
+	// taken at the start or end of a run.
+	Turn int    `json:"turn,omitempty"`
+	Tool string `json:"tool,omitempty"`
+	// Reason is a short summary of what the batch is about to do.
 	Reason string   `json:"reason"`
 	Files  []string `json:"files,omitempty"`
+	// Skipped are files left out of the snapshot for being over the size
+	// cap; a rewind does not restore them.
+	Skipped []string `json:"skipped,omitempty"`
 }
 
 // Compacted records a transcript compaction.
