@@ -38,9 +38,19 @@ func (s *Store) Prune(ctx context.Context, cutoff time.Time) (n int, err error) 
 // Dirty lists the files that differ between the workspace and checkpoint c
 // ("M path", "A path", "D path"), without recording anything.
 func (s *Store) Dirty(ctx context.Context, c Checkpoint) ([]string, error) {
-	tree, _, err := s.snapshotTree(ctx)
+	now, err := s.Current(ctx)
 	if err != nil {
 		return nil, err
 	}
-	return s.Changes(ctx, c, Checkpoint{Tree: tree})
+	return s.Changes(ctx, c, now)
+}
+
+// Current snapshots the workspace into a tree without recording a
+// checkpoint: something to compare checkpoints with.
+func (s *Store) Current(ctx context.Context) (Checkpoint, error) {
+	tree, skipped, err := s.snapshotTree(ctx)
+	if err != nil {
+		return Checkpoint{}, err
+	}
+	return Checkpoint{ID: "workspace", Tree: tree, Time: time.Now(), Meta: Meta{Skipped: skipped}}, nil
 }

@@ -33,21 +33,37 @@ func (a *app) checkpointListCmd() *command {
 		if err != nil {
 			return a.fail(err)
 		}
+		stats, err := store.Stats(a.ctx)
+		if err != nil {
+			return a.fail(err)
+		}
 		w := tabwriter.NewWriter(a.env.Stdout, 0, 4, 2, ' ', 0)
 		if !asJSON {
-			fmt.Fprintln(w, "ID\tTIME\tTURN\tTOOL\tSUMMARY")
+			fmt.Fprintln(w, "ID\tTIME\tTURN\tTOOL\tCHANGED AFTER\tSUMMARY")
 		}
 		for _, cp := range all {
 			if run != "" && cp.Meta.RunID != run {
 				continue
 			}
+			st, hasStat := stats[cp.Commit]
 			if asJSON {
-				b, _ := json.Marshal(map[string]any{"id": cp.ID, "ref": cp.Ref, "commit": cp.Commit, "time": cp.Time.UTC(),
-					"run": cp.Meta.RunID, "turn": cp.Meta.Turn, "tool": cp.Meta.Tool, "summary": cp.Meta.Summary})
+				m := map[string]any{"id": cp.ID, "ref": cp.Ref, "commit": cp.Commit, "time": cp.Time.UTC(),
+					"run": cp.Meta.RunID, "turn": cp.Meta.Turn, "tool": cp.Meta.Tool, "summary": cp.Meta.Summary}
+				if hasStat {
+					m["files_changed"], m["lines_added"], m["lines_deleted"] = st.Files, st.Added, st.Deleted
+				}
+				if len(cp.Meta.Skipped) > 0 {
+					m["skipped"] = cp.Meta.Skipped
+				}
+				b, _ := json.Marshal(m)
 				fmt.Fprintln(a.env.Stdout, string(b))
 				continue
 			}
-			fmt.Fprintf(w, "%s\t%s\t%d\t%s\t%s\n", cp.ID, cp.Time.Local().Format(time.DateTime), cp.Meta.Turn, cp.Meta.Tool, cp.Meta.Summary)
+			changed := "-"
+			if hasStat {
+				changed = st.String()
+			}
+			fmt.Fprintf(w, "%s\t%s\t%d\t%s\t%s\t%s\n", cp.ID, cp.Time.Local().Format(time.DateTime), cp.Meta.Turn, or(cp.Meta.Tool, "-"), changed, cp.Meta.Summary)
 		}
 		w.Flush()
 		return ExitOK
@@ -74,7 +90,7 @@ func (a *app) checkpointDiffCmd() *command {
 			if to, err = store.Find(a.ctx, args[1]); err != nil {
 				return a.fail(err)
 			}
-		} else if to, err = store.Create(a.ctx, checkpoint.Meta{RunID: "diff", Summary: "state for checkpoint diff"}); err != nil {
+		} else if to, err = store.Current(a.ctx); err != nil {
 			return a.fail(err)
 		}
 		diff, err := store.Diff(a.ctx, from, to)
@@ -195,4 +211,12 @@ func (a *app) checkpointPruneCmd() *command {
 		return ExitOK
 	}
 	return c
+}
+
+// or is s, or def when s is empty.
+func or(s, def string) string {
+	if s == "" {
+		return def
+	}
+	return s
 }
