@@ -40,6 +40,10 @@ type Options struct {
 	PluginDirs []string
 	// Exec serves plugins' Host.Exec calls; nil offers none.
 	Exec sandbox.HostHandler
+	// Settings set component attributes the way flags do, beating config
+	// and satisfying required attributes: Settings["provider.replay"]
+	// ["file"] configures the replay provider's file.
+	Settings map[string]map[string]any
 }
 
 // Kernel is one invocation's trusted core.

@@ -254,6 +254,12 @@ func (k *Kernel) configure(ctx context.Context, p *pluginhost.Plugin, kind plugi
 			}
 		}
 	}
+	settings := k.opts.Settings[string(kind)+"."+name]
+	for i := range specs {
+		if v, ok := settings[specs[i].Name]; ok {
+			specs[i].Required, specs[i].Default = false, v
+		}
+	}
 	values, diags := config.DecodeComponent(bodies, specs, k.opts.Getenv)
 	if diags.HasErrors() {
 		return &DiagnosticsError{Diags: diags}
@@ -261,6 +267,11 @@ func (k *Kernel) configure(ctx context.Context, p *pluginhost.Plugin, kind plugi
 	k.rememberSecrets(specs, values)
 	if overrideURL && slices.ContainsFunc(specs, func(s config.AttrSpec) bool { return s.Name == "base_url" }) {
 		values["base_url"] = k.Config.BaseURL
+	}
+	for _, s := range specs {
+		if v, ok := settings[s.Name]; ok {
+			values[s.Name] = v
+		}
 	}
 	raw, err := json.Marshal(jsonValues(values))
 	if err != nil {

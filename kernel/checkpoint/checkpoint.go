@@ -111,11 +111,16 @@ func (s *Store) Shadow() bool { return s.shadow }
 
 // git runs git against the workspace with the private index.
 func (s *Store) git(ctx context.Context, stdin []byte, args ...string) (string, error) {
+	return s.gitIndex(ctx, s.index, stdin, args...)
+}
+
+// gitIndex runs git against the workspace with the given index file.
+func (s *Store) gitIndex(ctx context.Context, index string, stdin []byte, args ...string) (string, error) {
 	// The untracked cache spares re-scanning unchanged directories.
 	cmd := exec.CommandContext(ctx, "git", append([]string{"-c", "core.untrackedCache=true", "-c", "gc.auto=0"}, args...)...)
 	cmd.Dir = s.ws
 	cmd.Env = append(os.Environ(),
-		"GIT_DIR="+s.gitDir, "GIT_WORK_TREE="+s.ws, "GIT_INDEX_FILE="+s.index,
+		"GIT_DIR="+s.gitDir, "GIT_WORK_TREE="+s.ws, "GIT_INDEX_FILE="+index,
 		"GIT_AUTHOR_NAME=sparrow", "GIT_AUTHOR_EMAIL=sparrow@localhost",
 		"GIT_COMMITTER_NAME=sparrow", "GIT_COMMITTER_EMAIL=sparrow@localhost",
 		"GIT_CONFIG_NOSYSTEM=1", "GIT_TERMINAL_PROMPT=0")

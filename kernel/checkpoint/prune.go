@@ -3,6 +3,9 @@ package checkpoint
 import (
 	"context"
 	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
 	"time"
 )
 
@@ -54,3 +57,30 @@ func (s *Store) Current(ctx context.Context) (Checkpoint, error) {
 	}
 	return Checkpoint{ID: "workspace", Tree: tree, Time: time.Now(), Meta: Meta{Skipped: skipped}}, nil
 }
+
+// Export writes the files of a checkpoint (or any commit of the store's
+// repository) into dir, which must exist, through a throwaway index: the
+// workspace and the private index are not touched.
+func (s *Store) Export(ctx context.Context, commit, dir string) error {
+	tmp, err := os.MkdirTemp("", "sparrow-export-")
+	if err != nil {
+		return fmt.Errorf("export %s: %w", commit, err)
+	}
+	defer os.RemoveAll(tmp)
+	index := filepath.Join(tmp, "index")
+	if _, err := s.gitIndex(ctx, index, nil, "read-tree", commit); err != nil {
+		return fmt.Errorf("export %s: %w", commit, err)
+	}
+	prefix := strings.TrimSuffix(dir, string(filepath.Separator)) + string(filepath.Separator)
+	if _, err := s.gitIndex(ctx, index, nil, "checkout-index", "-a", "-f", "--prefix="+prefix); err != nil {
+		return fmt.Errorf("export %s into %s: %w", commit, dir, err)
+	}
+	return nil
+}
+
+// GitDir is the repository checkpoints are kept in: the workspace's own,
+// or the shadow one.
+func (s *Store) GitDir() string { return s.gitDir }
+
+// Workspace is the directory the store snapshots.
+func (s *Store) Workspace() string { return s.ws }

@@ -3,80 +3,25 @@
 // deterministic for demos, tests and `sparrow replay`, with real tools, the
 // real sandbox and the real gate.
 //
-// A conversation file is JSON:
-//
-//	{"model": "replay-1", "turns": [
-//	  {"expect": "optional substring of the last user message or tool result",
-//	   "events": [{"thinking": "…"}, {"text": "…"},
-//	              {"tool_call": {"id": "c1", "name": "read_file", "arguments": {"path": "x"}}},
-//	              {"usage": {"input": 10, "output": 5}}, {"stop": "tool_use"}]}]}
-//
-// A turn may instead carry {"error": {"class": "rate_limited", "message": "…",
-// "retry_after_ms": 100, "http_status": 429}} to replay a provider failure.
+// The conversation file format is sdk/replay's.
 package replay
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
-	"os"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/sparrow-cli/sparrow/sdk/plugin"
 	"github.com/sparrow-cli/sparrow/sdk/provider"
+	conversation "github.com/sparrow-cli/sparrow/sdk/replay"
 )
-
-// Conversation is a recorded sequence of model turns.
-type Conversation struct {
-	Model string `json:"model"`
-	Turns []Turn `json:"turns"`
-}
-
-// Turn is one recorded model response.
-type Turn struct {
-	// Expect, when set, must occur in the request's last message; a replay
-	// that has drifted from its recording stops instead of misleading.
-	Expect string      `json:"expect,omitempty"`
-	Events []TurnEvent `json:"events,omitempty"`
-	Error  *TurnError  `json:"error,omitempty"`
-}
-
-// TurnEvent is one streamed piece; exactly one field is set.
-type TurnEvent struct {
-	Text     string         `json:"text,omitempty"`
-	Thinking string         `json:"thinking,omitempty"`
-	ToolCall *RecordedCall  `json:"tool_call,omitempty"`
-	Usage    *RecordedUsage `json:"usage,omitempty"`
-	Stop     string         `json:"stop,omitempty"`
-}
-
-// RecordedCall is a whole tool call; it is streamed as two deltas.
-type RecordedCall struct {
-	ID        string          `json:"id"`
-	Name      string          `json:"name"`
-	Arguments json.RawMessage `json:"arguments"`
-}
-
-// RecordedUsage counts tokens.
-type RecordedUsage struct {
-	Input  int64 `json:"input"`
-	Output int64 `json:"output"`
-}
-
-// TurnError replays a provider failure.
-type TurnError struct {
-	Class        string `json:"class"`
-	Message      string `json:"message"`
-	RetryAfterMS int64  `json:"retry_after_ms,omitempty"`
-	HTTPStatus   int    `json:"http_status,omitempty"`
-}
 
 // Replay is the provider.
 type Replay struct {
 	mu    sync.Mutex
-	conv  *Conversation
+	conv  *conversation.Conversation
 	next  int
 	delay time.Duration
 }
@@ -107,7 +52,7 @@ func (r *Replay) Configure(_ context.Context, c plugin.Config) error {
 	if err := c.Decode(&cfg); err != nil {
 		return err
 	}
-	conv, err := Load(cfg.File)
+	conv, err := conversation.Load(cfg.File)
 	if err != nil {
 		return err
 	}
@@ -119,29 +64,6 @@ func (r *Replay) Configure(_ context.Context, c plugin.Config) error {
 	r.conv, r.next, r.delay = conv, 0, d
 	r.mu.Unlock()
 	return nil
-}
-
-// Load reads and checks a conversation file.
-func Load(path string) (*Conversation, error) {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return nil, fmt.Errorf("replay: %w", err)
-	}
-	var conv Conversation
-	dec := json.NewDecoder(strings.NewReader(string(b)))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&conv); err != nil {
-		return nil, fmt.Errorf("replay: %s: %w", path, err)
-	}
-	if len(conv.Turns) == 0 {
-		return nil, fmt.Errorf("replay: %s has no turns", path)
-	}
-	for i, t := range conv.Turns {
-		if (t.Error == nil) == (len(t.Events) == 0) {
-			return nil, fmt.Errorf("replay: %s: turn %d needs events or an error, not both", path, i+1)
-		}
-	}
-	return &conv, nil
 }
 
 // Models implements provider.Provider.
@@ -180,7 +102,7 @@ func (r *Replay) Chat(ctx context.Context, req provider.Request, send func(provi
 	return stream(ctx, turn, delay, send)
 }
 
-func stream(ctx context.Context, turn Turn, delay time.Duration, send func(provider.Event) error) error {
+func stream(ctx context.Context, turn conversation.Turn, delay time.Duration, send func(provider.Event) error) error {
 	calls := 0
 	for _, e := range turn.Events {
 		if delay > 0 {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/sparrow-cli/sparrow/sdk/plugin"
 	"github.com/sparrow-cli/sparrow/sdk/provider"
+	conversation "github.com/sparrow-cli/sparrow/sdk/replay"
 )
 
 func configured(t *testing.T, conv string) *Replay {
@@ -88,11 +89,11 @@ func TestLoadRejectsBadFiles(t *testing.T) {
 	} {
 		path := filepath.Join(t.TempDir(), "c.json")
 		os.WriteFile(path, []byte(src), 0o644)
-		if _, err := Load(path); err == nil {
+		if _, err := conversation.Load(path); err == nil {
 			t.Errorf("%s: accepted", name)
 		}
 	}
-	if _, err := Load("../../../examples/demo/conversation.json"); err != nil {
+	if _, err := conversation.Load("../../../examples/demo/conversation.json"); err != nil {
 		t.Errorf("the demo conversation does not load: %v", err)
 	}
 }

@@ -161,7 +161,9 @@ func (a *app) workspace() string {
 // openKernel opens the kernel for this invocation, printing diagnostics.
 // It returns a non-zero exit code when the command cannot go on.
 func (a *app) openKernel(opts kernel.Options) (*kernel.Kernel, int) {
-	opts.Workspace = a.workspace()
+	if opts.Workspace == "" {
+		opts.Workspace = a.workspace()
+	}
 	opts.Getenv = a.env.Getenv
 	opts.LookupEnv = a.env.LookupEnv
 	opts.UserFile = a.config

@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 
 	"github.com/sparrow-cli/sparrow/kernel"
+	"github.com/sparrow-cli/sparrow/kernel/bus"
 	"github.com/sparrow-cli/sparrow/kernel/config"
 	"github.com/sparrow-cli/sparrow/kernel/engine"
 	"github.com/sparrow-cli/sparrow/sdk/event"
@@ -102,32 +103,77 @@ func (a *app) readTask(args []string, usage string) (string, int) {
 
 // runTask wires the kernel for one run and drives it to its end.
 func (a *app) runTask(task string, f runFlags, overrides config.Overrides) int {
+	res, _, err := a.execute(runSpec{task: task, json: f.json, yes: f.yes, opts: kernel.Options{Overrides: overrides}})
+	return a.exitFor(res, err)
+}
+
+// runSpec is one run to execute.
+type runSpec struct {
+	task      string
+	json, yes bool
+	// opts open the kernel; the workspace defaults to -C.
+	opts kernel.Options
+	// approver answers the gate; nil means the usual one (--yes, a
+	// terminal, or a refusal).
+	approver func(r renderer) engine.Approver
+	// tap sees every event, after the renderers.
+	tap func(event.Event)
+}
+
+// execute prepares and drives one run, rendering it as it goes. err is
+// set when the run could not be prepared or the engine failed; the
+// returned directory is where the run is recorded.
+func (a *app) execute(s runSpec) (engine.Result, string, error) {
 	var current atomic.Pointer[engine.Engine]
-	k, code := a.openKernel(kernel.Options{
-		Overrides: overrides,
-		Exec: func(ctx context.Context, token string, req sandbox.ExecRequest, io sandbox.IO) (sandbox.Exit, error) {
-			e := current.Load()
-			if e == nil {
-				return sandbox.Exit{}, errors.New("no run is active")
-			}
-			return e.HostExec(ctx, token, req, io)
-		},
-	})
-	if k == nil {
-		return code
+	s.opts.Exec = func(ctx context.Context, token string, req sandbox.ExecRequest, io sandbox.IO) (sandbox.Exit, error) {
+		e := current.Load()
+		if e == nil {
+			return sandbox.Exit{}, errors.New("no run is active")
+		}
+		return e.HostExec(ctx, token, req, io)
 	}
-	out := a.renderer(f.json)
-	approver := a.approver(f.yes, out)
-	run, err := k.PrepareRun(a.ctx, kernel.RunOptions{Task: task, Approver: approver, Subscribe: out.subscribe})
+	k, code := a.openKernel(s.opts)
+	if k == nil {
+		return engine.Result{}, "", &exitError{code: code}
+	}
+	out := a.renderer(s.json)
+	approver := a.approver(s.yes, out)
+	if s.approver != nil {
+		approver = s.approver(out)
+	}
+	subscribe := out.subscribe
+	if s.tap != nil {
+		subscribe = func(b *bus.Bus) {
+			out.subscribe(b)
+			b.SubscribeSync("tap", func(e event.Event) error { s.tap(e); return nil })
+		}
+	}
+	run, err := k.PrepareRun(a.ctx, kernel.RunOptions{Task: s.task, Approver: approver, Subscribe: subscribe})
 	if err != nil {
-		return a.fail(err)
+		return engine.Result{}, "", err
 	}
 	defer run.Close()
 	current.Store(run.Engine)
 	res, err := run.Engine.Run(a.ctx)
 	run.Close()
 	out.finish(res, run.Dir)
-	if err != nil {
+	return res, run.Dir, err
+}
+
+// exitError carries an exit code already explained to the user.
+type exitError struct{ code int }
+
+func (e *exitError) Error() string { return fmt.Sprintf("exit %d", e.code) }
+
+// exitFor maps a run's outcome to the process exit code, reporting err.
+func (a *app) exitFor(res engine.Result, err error) int {
+	var ee *exitError
+	switch {
+	case errors.As(err, &ee):
+		return ee.code
+	case err != nil && res.Status == "":
+		return a.fail(err)
+	case err != nil:
 		fmt.Fprintf(a.env.Stderr, "sparrow: %v\n", err)
 		return ExitError
 	}

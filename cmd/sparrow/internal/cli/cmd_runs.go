@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"bufio"
 	"encoding/json"
 	"flag"
 	"fmt"
@@ -9,7 +8,6 @@ import (
 	"time"
 
 	"github.com/sparrow-cli/sparrow/kernel/config"
-	"github.com/sparrow-cli/sparrow/kernel/engine"
 	"github.com/sparrow-cli/sparrow/kernel/recorder"
 	"github.com/sparrow-cli/sparrow/sdk/event"
 )
@@ -92,56 +90,6 @@ func (a *app) runsVerifyCmd() *command {
 			return ExitError
 		}
 		fmt.Fprintf(a.env.Stdout, "✓ %s: %d events, chain intact, ends with RunFinished\n", args[0], v.Lines)
-		return ExitOK
-	}
-	return c
-}
-
-func (a *app) replayCmd() *command {
-	var asJSON bool
-	c := &command{app: a, synopsis: "Show a recorded run again, as it was shown", usage: "sparrow replay RUN-ID [--json]",
-		flags: func(fs *flag.FlagSet) {
-			fs.BoolVar(&asJSON, "json", false, "print the events exactly as `sparrow run --json` did")
-		}}
-	c.run = func(args []string) int {
-		if len(args) != 1 {
-			return a.usageError(c.usage, "want one run id")
-		}
-		state, code := a.stateDir()
-		if state == "" {
-			return code
-		}
-		run, err := recorder.Open(state, args[0])
-		if err != nil {
-			return a.fail(err)
-		}
-		if run.Truncated {
-			fmt.Fprintln(a.env.Stderr, "sparrow: the recording's last line was cut short; showing everything before it")
-		}
-		if asJSON {
-			w := bufio.NewWriter(a.env.Stdout)
-			for _, e := range run.Events {
-				e.Prev = "" // the chain belongs to the file, not the stream
-				if err := event.Encode(w, e); err != nil {
-					return a.fail(err)
-				}
-			}
-			w.Flush()
-			return ExitOK
-		}
-		r := &humanRenderer{out: a.env.Stdout, errw: a.env.Stderr, color: colorOK(a.env.Stdout, a.env.Getenv), calls: map[string]string{}}
-		var res engine.Result
-		for _, e := range run.Events {
-			r.show(e)
-			if f, ok := e.Payload.(*event.RunFinished); ok {
-				res = engine.Result{Status: f.Status, Reason: f.Reason, Turns: f.Turns, InputTokens: f.InputTokens,
-					OutputTokens: f.OutputTokens, CostUSD: f.CostUSD, FilesChanged: f.FilesChanged, Duration: time.Duration(f.DurationMS) * time.Millisecond}
-			}
-		}
-		r.endText()
-		if res.Status != "" {
-			r.printSummary(res, run.Dir)
-		}
 		return ExitOK
 	}
 	return c
