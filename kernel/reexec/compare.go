@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/sparrow-cli/sparrow/sdk/event"
 )
@@ -117,9 +118,13 @@ func compact(raw json.RawMessage) string {
 	return b.String()
 }
 
+// clip cuts s to at most n bytes, at a character boundary.
 func clip(s string, n int) string {
 	if len(s) <= n {
 		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
 	}
 	return s[:n] + "…"
 }

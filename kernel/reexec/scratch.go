@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 
 	"github.com/sparrow-cli/sparrow/kernel/checkpoint"
@@ -20,6 +21,11 @@ import (
 // its working tree; the user's repository gains nothing but is read.
 // Outside git dir is a plain copy of that checkpoint.
 func Scratch(ctx context.Context, store *checkpoint.Store, in recorder.Inputs, dir string) (notes []string, err error) {
+	// Export resolves dir from the workspace, git clone from here: a
+	// relative dir would put the files in the user's workspace.
+	if dir, err = filepath.Abs(dir); err != nil {
+		return nil, fmt.Errorf("scratch directory: %w", err)
+	}
 	state := in.StartCommit
 	if state == "" {
 		if in.RepoHEAD == "" {
