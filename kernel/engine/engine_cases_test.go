@@ -305,3 +305,62 @@ func TestFailedBatchIsRolledBack(t *testing.T) {
 		t.Errorf("a successful batch was rolled back")
 	}
 }
+
+func TestKeepFailedBatchesLeavesTheWorkspaceAlone(t *testing.T) {
+	h := newHarness(t, "autonomous", 0.9,
+		say("", call("c1", "write", `{"path":"a.go"}`), call("c2", "shell", `{"command":"make"}`)),
+		say("ok"))
+	h.opts.Tools[2] = fakeTool{h.opts.Tools[2].Spec(), func(context.Context, *toolCall) (toolResult, error) {
+		return toolResult{Content: "exit code: 2", IsError: true}, nil
+	}}
+	cps := &fakeCheckpoints{}
+	h.opts.Checkpoints = cps
+	h.opts.KeepFailedBatches = true
+	res := h.run(context.Background())
+	if len(cps.rolledBack) != 0 {
+		t.Fatalf("rolled back %v although rollback_failed is off", cps.rolledBack)
+	}
+	if len(res.FilesChanged) != 1 || res.FilesChanged[0] != "a.go" {
+		t.Errorf("files changed %v, want the kept write a.go", res.FilesChanged)
+	}
+}
+
+func TestCheckpointHooks(t *testing.T) {
+	var pre []engine.CheckpointRequest
+	var post []engine.CheckpointInfo
+	hooks := engine.Hooks{
+		PreCheckpoint: func(_ context.Context, req engine.CheckpointRequest) error {
+			pre = append(pre, req)
+			return nil
+		},
+		PostCheckpoint: func(_ context.Context, _ engine.CheckpointRequest, info engine.CheckpointInfo) {
+			post = append(post, info)
+		},
+	}
+	h := newHarness(t, "autonomous", 0.9, say("", call("c1", "write", `{"path":"a.go"}`)), say("ok"))
+	h.opts.Checkpoints = &fakeCheckpoints{}
+	h.opts.Hooks = hooks
+	h.run(context.Background())
+	if len(pre) != 2 || pre[0].Tool != "write" || pre[0].Turn != 1 || pre[0].Summary != "before write a.go" {
+		t.Fatalf("pre-checkpoint saw %+v", pre)
+	}
+	if len(post) != 2 || post[0].ID != "r1-1" {
+		t.Fatalf("post-checkpoint saw %+v", post)
+	}
+
+	// A hook that refuses stops the batch: nothing mutates, the model is told.
+	h = newHarness(t, "autonomous", 0.9, say("", call("c1", "write", `{"path":"a.go"}`)), say("ok"))
+	cps := &fakeCheckpoints{}
+	h.opts.Checkpoints = cps
+	h.opts.Hooks = engine.Hooks{PreCheckpoint: func(context.Context, engine.CheckpointRequest) error {
+		return errors.New("repository is frozen for release")
+	}}
+	res := h.run(context.Background())
+	if len(cps.taken) != 0 || len(res.FilesChanged) != 0 || len(h.find(event.TypeDiffApplied)) != 0 {
+		t.Fatalf("the batch ran past a refusing hook: taken %v, changed %v", cps.taken, res.FilesChanged)
+	}
+	r := h.prov.seen[1].Messages[2].Parts[0].ToolResult
+	if !r.IsError || !strings.Contains(r.Content, "pre-checkpoint hook: repository is frozen for release") {
+		t.Errorf("model told %+v", r)
+	}
+}
