@@ -73,7 +73,7 @@ proto-check:
 	echo "proto: generated code matches the .proto files"
 
 bench: build
-	$(GO) test -run '^$$' -bench . -benchmem -count 5 ./kernel/pluginhost/ ./cmd/sparrow/
+	$(GO) test -run '^$$' -bench . -benchmem -count 5 ./kernel/pluginhost/ ./kernel/checkpoint/ ./cmd/sparrow/
 
 demo: build
 	@./scripts/demo.sh

@@ -9,24 +9,34 @@ import (
 	"strings"
 )
 
+// maxListedPaths is how many changed paths are staged by name; beyond it
+// (a first checkpoint, a big generated change) one `add -A .` is cheaper
+// than git matching every path against every pathspec.
+const maxListedPaths = 512
+
 // snapshotTree stages the workspace into the private index and writes it
 // as a tree. Files above the size cap are kept out of the index (and
 // dropped from it, should an earlier, smaller version be there) and
 // returned, sorted as git lists them.
+//
+// The workspace is walked once: git lists what is new, modified or
+// deleted against the private index (whose stat cache makes that cheap),
+// and only those paths are staged.
 func (s *Store) snapshotTree(ctx context.Context) (tree string, skipped []string, err error) {
 	if _, err := os.Stat(s.ws); err != nil {
 		return "", nil, fmt.Errorf("workspace %s: %w", s.ws, err)
 	}
-	skipped, err = s.oversized(ctx)
+	out, err := s.git(ctx, nil, "ls-files", "-z", "--others", "--modified", "--exclude-standard")
 	if err != nil {
 		return "", nil, err
 	}
-	if len(skipped) == 0 {
-		if _, err := s.git(ctx, nil, "add", "-A", "--", "."); err != nil {
-			return "", nil, err
-		}
-	} else {
-		// Pathspecs on stdin: no argv limit however many files are skipped.
+	changed, skipped, err := s.partition(out)
+	if err != nil {
+		return "", nil, err
+	}
+	switch {
+	case len(changed) == 0:
+	case len(changed) > maxListedPaths:
 		specs := ".\x00"
 		for _, p := range skipped {
 			specs += ":(exclude,literal)" + p + "\x00"
@@ -34,6 +44,14 @@ func (s *Store) snapshotTree(ctx context.Context) (tree string, skipped []string
 		if _, err := s.git(ctx, []byte(specs), "add", "-A", "--pathspec-from-file=-", "--pathspec-file-nul"); err != nil {
 			return "", nil, err
 		}
+	default:
+		// Literal pathspecs on stdin: no argv limit, no glob surprises in names.
+		if _, err := s.git(ctx, []byte(strings.Join(changed, "\x00")+"\x00"),
+			"--literal-pathspecs", "add", "-A", "--pathspec-from-file=-", "--pathspec-file-nul"); err != nil {
+			return "", nil, err
+		}
+	}
+	if len(skipped) > 0 {
 		if _, err := s.git(ctx, []byte(strings.Join(skipped, "\x00")+"\x00"), "update-index", "-z", "--force-remove", "--stdin"); err != nil {
 			return "", nil, err
 		}
@@ -42,34 +60,28 @@ func (s *Store) snapshotTree(ctx context.Context) (tree string, skipped []string
 	return tree, skipped, err
 }
 
-// oversized lists the new or changed files larger than the cap. Only the
-// files git reports as new or modified against the private index are
-// looked at, so the cost follows the change, not the workspace.
-func (s *Store) oversized(ctx context.Context) ([]string, error) {
-	if s.maxSize < 0 {
-		return nil, nil
-	}
-	out, err := s.git(ctx, nil, "ls-files", "-z", "--others", "--modified", "--exclude-standard")
-	if err != nil {
-		return nil, err
-	}
-	var big []string
+// partition splits the paths git listed into those to stage and the
+// regular files larger than the cap, which are left out.
+func (s *Store) partition(lsFiles string) (changed, big []string, err error) {
 	seen := map[string]bool{}
-	for _, rel := range strings.Split(out, "\x00") {
+	for _, rel := range strings.Split(lsFiles, "\x00") {
 		if rel == "" || seen[rel] {
 			continue
 		}
 		seen[rel] = true
-		fi, err := os.Lstat(filepath.Join(s.ws, filepath.FromSlash(rel)))
-		if errors.Is(err, os.ErrNotExist) {
-			continue // deleted: git add records the deletion
+		if s.maxSize >= 0 {
+			fi, err := os.Lstat(filepath.Join(s.ws, filepath.FromSlash(rel)))
+			switch {
+			case errors.Is(err, os.ErrNotExist):
+				// deleted: staging the path records the deletion
+			case err != nil:
+				return nil, nil, fmt.Errorf("stat %s: %w", rel, err)
+			case fi.Mode().IsRegular() && fi.Size() > s.maxSize:
+				big = append(big, rel)
+				continue
+			}
 		}
-		if err != nil {
-			return nil, fmt.Errorf("stat %s: %w", rel, err)
-		}
-		if fi.Mode().IsRegular() && fi.Size() > s.maxSize {
-			big = append(big, rel)
-		}
+		changed = append(changed, rel)
 	}
-	return big, nil
+	return changed, big, nil
 }
