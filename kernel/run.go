@@ -118,6 +118,7 @@ func (k *Kernel) route(ctx context.Context, name string) (engine.Route, error) {
 		if m.Provider != "" {
 			providerName = m.Provider
 		}
+		r.Seed = m.Seed
 		if m.InputPricePerMTok > 0 || m.OutputPricePerMTok > 0 {
 			r.Price = engine.Price{Input: m.InputPricePerMTok, Output: m.OutputPricePerMTok, Known: true}
 		}

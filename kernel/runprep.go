@@ -106,6 +106,7 @@ func (k *Kernel) PrepareRun(ctx context.Context, o RunOptions) (*Run, error) {
 	rec, err := recorder.Create(cfg.Paths.StateDir, recorder.Inputs{
 		RunID: runID, Task: red.String(o.Task), Workspace: ws, Model: routes[0].Name, Provider: routes[0].ProviderName,
 		Sandbox: cfg.Sandbox, RepoHEAD: repoHEAD(ws), StartCheckpoint: st.cp.ID, StartCommit: st.cp.Commit,
+		Seed:   routes[0].Seed,
 		Config: k.configSnapshot(), SparrowVersion: Version, Started: time.Now(),
 	})
 	if err != nil {

@@ -61,6 +61,9 @@ func TestRunAgainstAnOpenAICompatibleServer(t *testing.T) {
 	ws := filepath.Join(home, "ws")
 	os.MkdirAll(ws, 0o755)
 	os.WriteFile(filepath.Join(ws, "README"), []byte("ahoy\n"), 0o644)
+	// A seed in the model block reaches the vendor and the recording.
+	os.MkdirAll(filepath.Join(home, ".config", "sparrow"), 0o755)
+	os.WriteFile(filepath.Join(home, ".config", "sparrow", "sparrow.hcl"), []byte("model \"tiny-coder\" {\n  seed = 42\n}\n"), 0o644)
 	cmd := exec.Command(bin, "-C", ws, "run", "--json", "--base-url", srv.URL+"/v1", "--model", "tiny-coder", "what does the README say?")
 	cmd.Env = []string{"HOME=" + home, "PATH=" + os.Getenv("PATH"), "SPARROW_PLUGIN_PATH=" + builtPlugins(t) + ":" + openaiPlugin(t)}
 	var stdout, stderr bytes.Buffer
@@ -84,6 +87,15 @@ func TestRunAgainstAnOpenAICompatibleServer(t *testing.T) {
 	}
 	if !sawRead {
 		t.Error("read_file's result never showed up")
+	}
+	for i, b := range bodies {
+		if b["seed"] != float64(42) {
+			t.Errorf("request %d seed = %v, want 42", i+1, b["seed"])
+		}
+	}
+	inputs, err := os.ReadFile(filepath.Join(home, ".local", "state", "sparrow", "runs", events[0].RunID, "inputs.json"))
+	if err != nil || !strings.Contains(string(inputs), `"seed": 42`) {
+		t.Errorf("inputs.json does not record the seed (%v):\n%s", err, inputs)
 	}
 	// The second request carried the tool result back, OpenAI style.
 	msgs, _ := json.Marshal(bodies[1]["messages"])

@@ -32,6 +32,7 @@ type modelBlock struct {
 	contextWindow     val[int]
 	inPrice, outPrice val[float64]
 	fallback          val[[]string]
+	seed              val[int]
 }
 
 type permissionsBlock struct {
@@ -134,6 +135,7 @@ func decodeModel(d *decoder, b *hcl.Block) *modelBlock {
 		inPrice:       d.num(a, "input_price_per_mtok", 0, 1e6),
 		outPrice:      d.num(a, "output_price_per_mtok", 0, 1e6),
 		fallback:      d.strList(a, "fallback"),
+		seed:          d.integer(a, "seed", math.MinInt32, math.MaxInt32, ""),
 	}
 	for _, f := range m.fallback.V {
 		if !d.check(f != m.name, a, "fallback", "Invalid fallback",

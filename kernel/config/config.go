@@ -196,6 +196,9 @@ type Model struct {
 	OutputPricePerMTok float64
 	// Fallback lists models to try, in order, when this one fails.
 	Fallback []string
+	// Seed asks the provider for reproducible sampling where it takes
+	// one (OpenAI Chat Completions); nil sends none.
+	Seed *int64
 }
 
 // Permissions are the permission mode, denied paths and rules.

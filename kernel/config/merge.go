@@ -176,6 +176,10 @@ func (m *merger) applyModel(mb *modelBlock) {
 	set(m, key+".id", &md.ID, mb.id)
 	set(m, key+".context_window", &md.ContextWindow, mb.contextWindow)
 	set(m, key+".fallback", &md.Fallback, mb.fallback)
+	if mb.seed.Set {
+		seed := int64(mb.seed.V)
+		set(m, key+".seed", &md.Seed, val[*int64]{V: &seed, Set: true, Range: mb.seed.Range})
+	}
 	// A lower price would let a run spend past its budget.
 	if !mb.inPrice.Set || mb.inPrice.V >= md.InputPricePerMTok ||
 		m.allowed(mb.inPrice.Range, key+".input_price_per_mtok", "lowers a price that budgets are computed from") {

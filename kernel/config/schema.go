@@ -46,7 +46,7 @@ func schemas() map[string]*hcl.BodySchema {
 		"tool":     component,
 		"surface":  component,
 		"model": {Attributes: attrs("provider", "id", "context_window",
-			"input_price_per_mtok", "output_price_per_mtok", "fallback")},
+			"input_price_per_mtok", "output_price_per_mtok", "fallback", "seed")},
 		"permissions": {
 			Attributes: attrs("mode", "denied_paths"),
 			Blocks:     []hcl.BlockHeaderSchema{{Type: "allow"}, {Type: "ask"}, {Type: "deny"}},

@@ -139,6 +139,9 @@ func (c *Config) showModel(m *Model) *showBlock {
 	b.attr("input_price_per_mtok", m.InputPricePerMTok, c.origin(key+".input_price_per_mtok"))
 	b.attr("output_price_per_mtok", m.OutputPricePerMTok, c.origin(key+".output_price_per_mtok"))
 	b.attr("fallback", m.Fallback, c.origin(key+".fallback"))
+	if m.Seed != nil {
+		b.attr("seed", *m.Seed, c.origin(key+".seed"))
+	}
 	return b
 }
 

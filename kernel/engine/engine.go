@@ -29,6 +29,8 @@ type Route struct {
 	// Model is the vendor's model id.
 	Model string
 	Price Price
+	// Seed is sent with every request to this model; nil sends none.
+	Seed *int64
 }
 
 // Price is US dollars per million tokens.

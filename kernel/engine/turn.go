@@ -114,7 +114,7 @@ func (e *Engine) chat(ctx context.Context, route *int, msgs []provider.Message) 
 	for {
 		r := e.o.Routes[*route]
 		rep := &reply{}
-		req := provider.Request{Model: r.Model, System: e.o.System, Messages: msgs, Tools: specs, MaxOutputTokens: e.o.MaxOutputTokens}
+		req := provider.Request{Model: r.Model, System: e.o.System, Messages: msgs, Tools: specs, MaxOutputTokens: e.o.MaxOutputTokens, Seed: r.Seed}
 		err := r.Provider.Chat(ctx, req, func(ev provider.Event) error {
 			rep.add(ev)
 			switch {

@@ -44,6 +44,9 @@ type Inputs struct {
 	// commit, in the workspace's repository or Sparrow's shadow one.
 	StartCheckpoint string `json:"start_checkpoint,omitempty"`
 	StartCommit     string `json:"start_commit,omitempty"`
+	// Seed is the sampling seed sent to the model, where one is
+	// configured (model "x" { seed = N }) and the provider takes it.
+	Seed *int64 `json:"seed,omitempty"`
 	// Config is a snapshot of the merged configuration with secrets
 	// removed; the caller provides it already sanitised.
 	Config         json.RawMessage `json:"config,omitempty"`

@@ -30,7 +30,7 @@ var roleToProto = map[Role]pb.Role{RoleUser: pb.Role_ROLE_USER, RoleAssistant: p
 func requestToProto(component string, r Request) *pb.ChatRequest {
 	out := &pb.ChatRequest{
 		Component: component, Model: r.Model, System: r.System,
-		MaxOutputTokens: r.MaxOutputTokens, Temperature: r.Temperature, ThinkingBudget: r.ThinkingBudget,
+		MaxOutputTokens: r.MaxOutputTokens, Temperature: r.Temperature, ThinkingBudget: r.ThinkingBudget, Seed: r.Seed,
 	}
 	for _, m := range r.Messages {
 		pm := &pb.ChatMessage{Role: roleToProto[m.Role]}
@@ -64,7 +64,7 @@ func partToProto(p Part) *pb.ContentPart {
 func requestFromProto(r *pb.ChatRequest) (Request, error) {
 	out := Request{
 		Model: r.GetModel(), System: r.GetSystem(), MaxOutputTokens: r.GetMaxOutputTokens(),
-		Temperature: r.Temperature, ThinkingBudget: r.GetThinkingBudget(),
+		Temperature: r.Temperature, ThinkingBudget: r.GetThinkingBudget(), Seed: r.Seed,
 	}
 	for i, m := range r.GetMessages() {
 		msg := Message{}

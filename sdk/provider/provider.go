@@ -47,6 +47,9 @@ type Request struct {
 	Temperature *float64
 	// ThinkingBudget in tokens; zero disables extended thinking.
 	ThinkingBudget int64
+	// Seed asks for reproducible sampling where the vendor takes one;
+	// nil sends none.
+	Seed *int64
 }
 
 // Role is who said a message.

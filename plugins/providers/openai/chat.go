@@ -21,6 +21,7 @@ type chatRequest struct {
 	MaxTokens           int64          `json:"max_tokens,omitempty"`
 	Temperature         *float64       `json:"temperature,omitempty"`
 	ReasoningEffort     string         `json:"reasoning_effort,omitempty"`
+	Seed                *int64         `json:"seed,omitempty"`
 }
 
 type streamOptions struct {
@@ -66,7 +67,7 @@ const toolErrorPrefix = "Error: "
 // the API takes no reasoning back.
 func chatBody(req provider.Request, s *settings) ([]byte, error) {
 	body := chatRequest{Model: req.Model, Stream: true, StreamOptions: &streamOptions{IncludeUsage: true},
-		Temperature: req.Temperature}
+		Temperature: req.Temperature, Seed: req.Seed}
 	if req.System != "" {
 		body.Messages = append(body.Messages, chatMessage{Role: "system", Content: req.System})
 	}

@@ -188,9 +188,9 @@ func TestChatRequestBody(t *testing.T) {
 	p, _ := testProvider(t, OpenAI, f, map[string]any{
 		"organization": "org-1", "headers": map[string]string{"X-Custom": "yes"},
 	})
-	temp := 0.3
+	temp, seed := 0.3, int64(7)
 	req := provider.Request{
-		Model: "gpt-4.1", System: "be brief", MaxOutputTokens: 2048, Temperature: &temp,
+		Model: "gpt-4.1", System: "be brief", MaxOutputTokens: 2048, Temperature: &temp, Seed: &seed,
 		Messages: []provider.Message{
 			{Role: provider.RoleUser, Parts: []provider.Part{{Text: "list files"}}},
 			{Role: provider.RoleAssistant, Parts: []provider.Part{
@@ -226,7 +226,7 @@ func TestChatRequestBody(t *testing.T) {
 	var want map[string]any
 	mustJSON(t, `{
 	  "model": "gpt-4.1", "stream": true, "stream_options": {"include_usage": true},
-	  "max_completion_tokens": 2048, "temperature": 0.3,
+	  "max_completion_tokens": 2048, "temperature": 0.3, "seed": 7,
 	  "messages": [
 	    {"role": "system", "content": "be brief"},
 	    {"role": "user", "content": "list files"},

@@ -412,8 +412,10 @@ type ChatRequest struct {
 	Temperature *float64 `protobuf:"fixed64,7,opt,name=temperature,proto3,oneof" json:"temperature,omitempty"`
 	// Token budget for extended thinking; zero disables it.
 	ThinkingBudget int64 `protobuf:"varint,8,opt,name=thinking_budget,json=thinkingBudget,proto3" json:"thinking_budget,omitempty"`
-	unknownFields  protoimpl.UnknownFields
-	sizeCache      protoimpl.SizeCache
+	// Seed for reproducible sampling where the vendor takes one; unset sends none.
+	Seed          *int64 `protobuf:"varint,9,opt,name=seed,proto3,oneof" json:"seed,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *ChatRequest) Reset() {
@@ -498,6 +500,13 @@ func (x *ChatRequest) GetTemperature() float64 {
 func (x *ChatRequest) GetThinkingBudget() int64 {
 	if x != nil {
 		return x.ThinkingBudget
+	}
+	return 0
+}
+
+func (x *ChatRequest) GetSeed() int64 {
+	if x != nil && x.Seed != nil {
+		return *x.Seed
 	}
 	return 0
 }
@@ -1375,7 +1384,7 @@ const file_sparrow_v1_provider_proto_rawDesc = "" +
 	"\x1acache_write_price_per_mtok\x18\b \x01(\x01R\x16cacheWritePricePerMtok\x12%\n" +
 	"\x0esupports_tools\x18\t \x01(\bR\rsupportsTools\x12+\n" +
 	"\x11supports_thinking\x18\n" +
-	" \x01(\bR\x10supportsThinking\"\xc6\x02\n" +
+	" \x01(\bR\x10supportsThinking\"\xe8\x02\n" +
 	"\vChatRequest\x12\x1c\n" +
 	"\tcomponent\x18\x01 \x01(\tR\tcomponent\x12\x14\n" +
 	"\x05model\x18\x02 \x01(\tR\x05model\x12\x16\n" +
@@ -1384,8 +1393,10 @@ const file_sparrow_v1_provider_proto_rawDesc = "" +
 	"\x05tools\x18\x05 \x03(\v2\x14.sparrow.v1.ToolSpecR\x05tools\x12*\n" +
 	"\x11max_output_tokens\x18\x06 \x01(\x03R\x0fmaxOutputTokens\x12%\n" +
 	"\vtemperature\x18\a \x01(\x01H\x00R\vtemperature\x88\x01\x01\x12'\n" +
-	"\x0fthinking_budget\x18\b \x01(\x03R\x0ethinkingBudgetB\x0e\n" +
-	"\f_temperature\"b\n" +
+	"\x0fthinking_budget\x18\b \x01(\x03R\x0ethinkingBudget\x12\x17\n" +
+	"\x04seed\x18\t \x01(\x03H\x01R\x04seed\x88\x01\x01B\x0e\n" +
+	"\f_temperatureB\a\n" +
+	"\x05_seed\"b\n" +
 	"\vChatMessage\x12$\n" +
 	"\x04role\x18\x01 \x01(\x0e2\x10.sparrow.v1.RoleR\x04role\x12-\n" +
 	"\x05parts\x18\x02 \x03(\v2\x17.sparrow.v1.ContentPartR\x05parts\"\xcf\x01\n" +
