@@ -14,9 +14,21 @@ import (
 )
 
 func TestMain(m *testing.M) {
-	testscript.Main(m, map[string]func(){
+	testscript.Main(removeBuilds{m}, map[string]func(){
 		"sparrow": main,
 	})
+}
+
+// removeBuilds deletes the plugins built for the tests once they ran
+// (testscript.Main exits, so a defer would not).
+type removeBuilds struct{ m *testing.M }
+
+func (r removeBuilds) Run() int {
+	code := r.m.Run()
+	if buildDir != "" {
+		os.RemoveAll(buildDir)
+	}
+	return code
 }
 
 var (

@@ -6,6 +6,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -29,7 +30,7 @@ func TestCtrlCCancelsARun(t *testing.T) {
 		[]byte("model = \"replay\"\nprovider \"replay\" {\n  file = \""+conv+"\"\n  delay = \"2s\"\n}\n"), 0o644)
 	cmd := exec.Command(bin, "-C", ws, "run", "--json", "count slowly")
 	cmd.Env = []string{"HOME=" + home, "PATH=" + os.Getenv("PATH"), "SPARROW_PLUGIN_PATH=" + plugins}
-	var stdout, stderr bytes.Buffer
+	var stdout, stderr lockedBuffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -66,4 +67,23 @@ func TestCtrlCCancelsARun(t *testing.T) {
 			t.Errorf("%v outlived the cancelled run", p)
 		}
 	}
+}
+
+// lockedBuffer is a bytes.Buffer the test may read while the process
+// still writes to it.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
 }

@@ -13,10 +13,12 @@ import (
 // outlives the kernel: besides the parent-death signal the kernel sets on
 // Linux, it watches its parent and exits when the parent goes away.
 //
-// Kind packages call it from their own Serve; plugin authors call those.
-func Serve(kind Kind, p goplugin.Plugin) {
+// Cleaners run when the kernel dies, however it dies, before the plugin
+// exits (see Cleaner). Kind packages call Serve from their own Serve,
+// passing the components that implement Cleaner; plugin authors call those.
+func Serve(kind Kind, p goplugin.Plugin, cleaners ...Cleaner) {
 	setProcessName("sparrow-" + string(kind))
-	stop := watchParent(os.Getppid())
+	stop := guard(os.Getppid(), cleaners)
 	defer stop()
 	goplugin.Serve(&goplugin.ServeConfig{
 		HandshakeConfig: Handshake(),

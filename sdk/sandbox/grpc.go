@@ -15,7 +15,13 @@ import (
 //
 //	func main() { sandbox.Serve(&myBackend{}) }
 func Serve(backends ...Sandbox) {
-	plugin.Serve(plugin.KindSandbox, &Plugin{Sandboxes: backends})
+	var cleaners []plugin.Cleaner
+	for _, b := range backends {
+		if c, ok := b.(plugin.Cleaner); ok {
+			cleaners = append(cleaners, c)
+		}
+	}
+	plugin.Serve(plugin.KindSandbox, &Plugin{Sandboxes: backends}, cleaners...)
 }
 
 // Plugin is the go-plugin glue between Sandbox and the gRPC protocol. Plugin

@@ -71,7 +71,7 @@ func (l *Local) Exec(ctx context.Context, req sandbox.ExecRequest, sio sandbox.I
 		limit = cfg.MaxOutputBytes
 	}
 	cmd := &exec.Cmd{Path: path, Args: req.Argv, Dir: dir, Env: env, SysProcAttr: procAttr()}
-	return run(ctx, cmd, sio, timeout, limit)
+	return run(ctx, cmd, sio, timeout, limit, &l.live)
 }
 
 // unsupportedLimit names the first requested limit this backend cannot

@@ -16,6 +16,8 @@ type Local struct {
 	cfg      settings
 	// getenv reads the plugin's own environment; tests replace it.
 	getenv func(string) string
+	// live are the process groups of running commands.
+	live liveGroups
 }
 
 // New returns the backend with default settings.

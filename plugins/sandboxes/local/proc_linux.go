@@ -13,6 +13,9 @@ func procAttr() *syscall.SysProcAttr {
 	return &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 }
 
+// killGroup sends SIGKILL to a process group.
+func killGroup(pgid int) { _ = syscall.Kill(-pgid, syscall.SIGKILL) }
+
 // groupAlive reports whether a process group has a member that is not a
 // zombie. Orphans killed in the group stay zombies until init reaps them,
 // which some inits do lazily; those are gone for every purpose here. The

@@ -10,4 +10,6 @@ func procAttr() *syscall.SysProcAttr { return &syscall.SysProcAttr{Setpgid: true
 
 // groupAlive reports whether a process group has any member, zombies
 // included.
+func killGroup(pgid int) { _ = syscall.Kill(-pgid, syscall.SIGKILL) }
+
 func groupAlive(pgid int) bool { return syscall.Kill(-pgid, 0) == nil }

@@ -28,7 +28,7 @@ const pollEvery = 10 * time.Millisecond
 // it forwards signals, enforces the timeout, stops the group on cancel,
 // and when the command exits it stops whatever the command left running
 // in its group, so nothing survives it.
-func run(ctx context.Context, cmd *exec.Cmd, sio sandbox.IO, timeout time.Duration, limit int64) (sandbox.Exit, error) {
+func run(ctx context.Context, cmd *exec.Cmd, sio sandbox.IO, timeout time.Duration, limit int64, live *liveGroups) (sandbox.Exit, error) {
 	out, err := newOutput(sio.Stdout, sio.Stderr, limit)
 	if err != nil {
 		return sandbox.Exit{}, err
@@ -53,6 +53,8 @@ func run(ctx context.Context, cmd *exec.Cmd, sio sandbox.IO, timeout time.Durati
 	stdin.copy(sio.Stdin)
 
 	g := &group{pgid: cmd.Process.Pid}
+	live.add(g.pgid)
+	defer live.remove(g.pgid)
 	waited := make(chan error, 1)
 	go func() { waited <- cmd.Wait() }()
 	timedOut := g.supervise(ctx, waited, sio.Signals, timeout)

@@ -168,6 +168,11 @@ func (a *app) confirmForeignChanges(store *checkpoint.Store, force bool) int {
 		return 0
 	}
 	fmt.Fprintf(a.env.Stderr, "These files changed since Sparrow last touched the workspace (%s):\n", all[0].ID)
+	if last := all[0].Meta; strings.HasPrefix(last.Summary, "before ") {
+		// No end-of-run snapshot after a batch: the run was cut short
+		// (killed, crashed) or is still going, and the changes may be its.
+		fmt.Fprintf(a.env.Stderr, "(run %s never recorded its end after %q: if it was killed, these may be its own changes)\n", last.RunID, last.Summary)
+	}
 	for _, d := range dirty {
 		fmt.Fprintf(a.env.Stderr, "  %s\n", d)
 	}

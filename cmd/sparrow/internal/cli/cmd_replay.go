@@ -83,9 +83,11 @@ func (a *app) replayHuman(run *recorder.Run) {
 		}
 	}
 	r.endText()
-	if res.Status != "" {
-		r.printSummary(res, run.Dir)
+	if res.Status == "" {
+		fmt.Fprintln(a.env.Stdout, "⚠ the recording ends here: the run was cut short (killed or crashed) before it finished")
+		return
 	}
+	r.printSummary(res, run.Dir)
 }
 
 // reexecute runs a recorded task again in a scratch copy of the state it
