@@ -33,6 +33,8 @@ type Options struct {
 	Overrides config.Overrides
 	// UserFile replaces user config discovery when set.
 	UserFile string
+	// SystemPolicyFile is the binding system-wide policy; empty: none.
+	SystemPolicyFile string
 	// Stderr receives plugin logs too when the config says verbose.
 	Stderr io.Writer
 	// PluginDirs are searched for plugins after the data directory; the
@@ -68,6 +70,8 @@ type Kernel struct {
 	Discovered []*pluginhost.Manifest
 	// unavailable says why a discovered plugin is not started.
 	unavailable map[string]string
+	// trust is each discovered plugin's provenance.
+	trust map[string]PluginTrust
 
 	mu           sync.Mutex
 	configured   map[string]configured
@@ -86,6 +90,7 @@ func Open(opts Options) (*Kernel, hcl.Diagnostics) {
 	}
 	cfg, diags := config.Load(config.LoadOptions{
 		Workspace: opts.Workspace, Getenv: opts.Getenv, Overrides: opts.Overrides, UserFile: opts.UserFile,
+		SystemPolicyFile: opts.SystemPolicyFile,
 	})
 	if diags.HasErrors() {
 		return nil, diags

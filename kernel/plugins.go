@@ -13,7 +13,9 @@ import (
 	"github.com/hashicorp/hcl/v2"
 
 	"github.com/sparrow-cli/sparrow/kernel/config"
+	"github.com/sparrow-cli/sparrow/kernel/lockfile"
 	"github.com/sparrow-cli/sparrow/kernel/pluginhost"
+	"github.com/sparrow-cli/sparrow/kernel/plugintrust"
 	"github.com/sparrow-cli/sparrow/sdk/plugin"
 	"github.com/sparrow-cli/sparrow/sdk/provider"
 	"github.com/sparrow-cli/sparrow/sdk/sandbox"
@@ -77,12 +79,27 @@ func (k *Kernel) pluginSpecs() ([]pluginhost.Spec, hcl.Diagnostics) {
 	k.Discovered = manifests
 	k.pluginOrigins = map[string]string{}
 	k.unavailable = map[string]string{}
+	k.trust = map[string]PluginTrust{}
+	lock, err := lockfile.Read(k.LockFilePath())
+	if err != nil {
+		// A lock file that cannot be read pins nothing: load no plugin.
+		for _, m := range manifests {
+			k.unavailable[m.Name] = fmt.Sprintf("the lock file cannot be read: %v", err)
+		}
+		return nil, append(diags, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: "Cannot read the plugin lock file", Detail: err.Error()})
+	}
+	ring, _ := plugintrust.ParseKeyRing(k.Config.Policy.TrustedKeys) // validated with the config
 	var specs []pluginhost.Spec
 	for _, m := range manifests {
 		k.pluginOrigins[m.Name] = filepath.Dir(m.File)
 		block, ok := k.Config.Plugins[m.Name]
 		if !ok {
-			specs = append(specs, pluginhost.Spec{Manifest: m})
+			spec := pluginhost.Spec{Manifest: m}
+			if why := k.admit(m, &spec, lock, ring); why != "" {
+				k.unavailable[m.Name] = why
+				continue
+			}
+			specs = append(specs, spec)
 			continue
 		}
 		if !block.Enabled {
@@ -102,6 +119,10 @@ func (k *Kernel) pluginSpecs() ([]pluginhost.Spec, hcl.Diagnostics) {
 		spec := pluginhost.Spec{Manifest: &mc, SHA256: strings.ToLower(block.SHA256)}
 		if spec.SHA256 != "" {
 			spec.PinnedBy = k.Config.Origins["plugin."+m.Name+".sha256"].String()
+		}
+		if why := k.admit(&mc, &spec, lock, ring); why != "" {
+			k.unavailable[m.Name] = why
+			continue
 		}
 		specs = append(specs, spec)
 	}

@@ -5,15 +5,22 @@ import (
 	"os"
 
 	"github.com/sparrow-cli/sparrow/cmd/sparrow/internal/cli"
+	"github.com/sparrow-cli/sparrow/kernel/config"
 )
+
+// systemPolicy is the administrator's binding policy file. Packagers may
+// move it at link time (-ldflags "-X main.systemPolicy=/path"); nothing at
+// run time can.
+var systemPolicy = config.DefaultSystemPolicyFile
 
 func main() {
 	os.Exit(cli.Main(cli.Env{
-		Args:      os.Args[1:],
-		Stdin:     os.Stdin,
-		Stdout:    os.Stdout,
-		Stderr:    os.Stderr,
-		Getenv:    os.Getenv,
-		LookupEnv: os.LookupEnv,
+		Args:             os.Args[1:],
+		Stdin:            os.Stdin,
+		Stdout:           os.Stdout,
+		Stderr:           os.Stderr,
+		Getenv:           os.Getenv,
+		LookupEnv:        os.LookupEnv,
+		SystemPolicyFile: systemPolicy,
 	}))
 }

@@ -66,8 +66,15 @@ type routingRuleBlock struct {
 }
 
 type policyBlock struct {
-	locked, requireSignatures val[bool]
-	trustedKeys               val[[]string]
+	locked, requireSignatures, wasmOnlyFromDataDir val[bool]
+	trustedKeys                                    val[[]string]
+	maxCaps                                        *maxCapsBlock
+}
+
+type maxCapsBlock struct {
+	rng        hcl.Range
+	network    val[bool]
+	paths, env val[[]string]
 }
 
 // content decodes a block body against its schema, keeping diagnostics.
@@ -265,11 +272,22 @@ func decodeRouting(d *decoder, b *hcl.Block) *routingBlock {
 }
 
 func decodePolicy(d *decoder, b *hcl.Block) *policyBlock {
-	a := d.content(b, "policy").Attributes
+	content := d.content(b, "policy")
+	a := content.Attributes
 	p := &policyBlock{
-		locked:            d.boolean(a, "locked"),
-		requireSignatures: d.boolean(a, "require_signatures"),
-		trustedKeys:       d.strList(a, "trusted_keys"),
+		locked:              d.boolean(a, "locked"),
+		requireSignatures:   d.boolean(a, "require_signatures"),
+		wasmOnlyFromDataDir: d.boolean(a, "wasm_only_from_data_dir"),
+		trustedKeys:         d.strList(a, "trusted_keys"),
+	}
+	seen := map[string]hcl.Range{}
+	for _, cb := range content.Blocks {
+		if !d.unique(seen, cb) {
+			continue
+		}
+		ca := d.content(cb, "policy.max_capabilities").Attributes
+		p.maxCaps = &maxCapsBlock{rng: cb.DefRange, network: d.boolean(ca, "network"),
+			paths: d.strList(ca, "paths"), env: d.strList(ca, "env")}
 	}
 	for _, k := range p.trustedKeys.V {
 		if !d.check(validKey(k), a, "trusted_keys", "Invalid trusted key",

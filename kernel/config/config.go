@@ -48,6 +48,8 @@ const (
 	SourceProject Source = "project"
 	SourceEnv     Source = "env"
 	SourceFlag    Source = "flag"
+	// SourceSystem is the system-wide policy file, which binds.
+	SourceSystem Source = "system"
 )
 
 // Origin records where one configuration value came from.
@@ -68,7 +70,7 @@ type Origin struct {
 // "from /home/me/.config/sparrow/sparrow.hcl:3" or "from env SPARROW_MODEL".
 func (o Origin) String() string {
 	switch o.Source {
-	case SourceUser, SourceProject:
+	case SourceUser, SourceProject, SourceSystem:
 		return fmt.Sprintf("from %s:%d", o.File, o.Line)
 	case SourceEnv:
 		return "from env " + o.EnvVar
@@ -277,8 +279,27 @@ type Policy struct {
 	Locked bool
 	// TrustedKeys are "ed25519:<base64>" public keys.
 	TrustedKeys []string
-	// RequireSignatures allows only plugins signed by a trusted key.
+	// RequireSignatures allows only plugins signed by a trusted key;
+	// unsigned development plugins are refused.
 	RequireSignatures bool
+	// WASMOnlyFromDataDir refuses WASM modules outside the data
+	// directory's installed plugins.
+	WASMOnlyFromDataDir bool
+	// MaxCapabilities, when set, is the most any plugin may declare.
+	MaxCapabilities *MaxCapabilities
+	// System is the system-wide policy file that applied, "" when none.
+	// Its settings bind: no user or project layer can loosen them.
+	System string
+}
+
+// MaxCapabilities bounds what a plugin's manifest may declare.
+type MaxCapabilities struct {
+	// Network false refuses plugins that declare network access.
+	Network bool
+	// Paths and Env list what may be declared; nil allows anything,
+	// empty allows nothing.
+	Paths []string
+	Env   []string
 }
 
 // DefaultDeniedPaths returns the paths that are always denied.

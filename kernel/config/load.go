@@ -29,6 +29,9 @@ type LoadOptions struct {
 	// ProjectFile, when set, replaces project file discovery; the file
 	// must exist.
 	ProjectFile string
+	// SystemPolicyFile is the system-wide policy, applied last and
+	// binding (DefaultSystemPolicyFile in the CLI). Empty: none.
+	SystemPolicyFile string
 }
 
 // Load merges defaults, the user file, the project file, SPARROW_*
@@ -80,6 +83,7 @@ func Load(opts LoadOptions) (*Config, hcl.Diagnostics) {
 
 	diags = append(diags, applyEnv(cfg, getenv)...)
 	diags = append(diags, applyOverrides(cfg, opts.Overrides)...)
+	diags = append(diags, applySystemPolicy(cfg, opts.SystemPolicyFile, getenv)...)
 	diags = append(diags, cfg.checkMerged()...)
 	return cfg, diags
 }

@@ -262,18 +262,35 @@ func (m *merger) applyRouting(r *routingBlock) {
 
 func (m *merger) applyPolicy(p *policyBlock) {
 	if !m.trusted {
-		for _, r := range setRanges(p.locked, p.requireSignatures) {
+		for _, r := range setRanges(p.locked, p.requireSignatures, p.wasmOnlyFromDataDir) {
 			m.allowed(r, "policy", "decides which plugins may load")
 		}
 		if p.trustedKeys.Set {
 			m.allowed(p.trustedKeys.Range, "policy.trusted_keys", "decides whose plugins are trusted")
+		}
+		if p.maxCaps != nil {
+			m.allowed(p.maxCaps.rng, "policy.max_capabilities", "decides what plugins may do")
 		}
 		return
 	}
 	pol := &m.cfg.Policy
 	set(m, "policy.locked", &pol.Locked, p.locked)
 	set(m, "policy.require_signatures", &pol.RequireSignatures, p.requireSignatures)
+	set(m, "policy.wasm_only_from_data_dir", &pol.WASMOnlyFromDataDir, p.wasmOnlyFromDataDir)
 	set(m, "policy.trusted_keys", &pol.TrustedKeys, p.trustedKeys)
+	if mc := p.maxCaps; mc != nil {
+		caps := &MaxCapabilities{Network: true}
+		set(m, "policy.max_capabilities.network", &caps.Network, mc.network)
+		set(m, "policy.max_capabilities.paths", &caps.Paths, mc.paths)
+		set(m, "policy.max_capabilities.env", &caps.Env, mc.env)
+		if caps.Paths == nil && mc.paths.Set {
+			caps.Paths = []string{}
+		}
+		if caps.Env == nil && mc.env.Set {
+			caps.Env = []string{}
+		}
+		pol.MaxCapabilities = caps
+	}
 }
 
 func setRanges(vs ...val[bool]) []hcl.Range {

@@ -62,7 +62,11 @@ func schemas() map[string]*hcl.BodySchema {
 		},
 		"routing.rule": {Attributes: attrs("match", "model")},
 		"checkpoints":  {Attributes: attrs("retention", "max_file_mb", "rollback_failed")},
-		"policy":       {Attributes: attrs("locked", "trusted_keys", "require_signatures")},
+		"policy": {
+			Attributes: attrs("locked", "trusted_keys", "require_signatures", "wasm_only_from_data_dir"),
+			Blocks:     []hcl.BlockHeaderSchema{{Type: "max_capabilities"}},
+		},
+		"policy.max_capabilities": {Attributes: attrs("network", "paths", "env")},
 	}
 }
 

@@ -51,6 +51,17 @@ func (c *Config) Show(w io.Writer) error {
 	policy.attr("locked", c.Policy.Locked, c.origin("policy.locked"))
 	policy.attr("trusted_keys", c.Policy.TrustedKeys, c.origin("policy.trusted_keys"))
 	policy.attr("require_signatures", c.Policy.RequireSignatures, c.origin("policy.require_signatures"))
+	policy.attr("wasm_only_from_data_dir", c.Policy.WASMOnlyFromDataDir, c.origin("policy.wasm_only_from_data_dir"))
+	if mc := c.Policy.MaxCapabilities; mc != nil {
+		caps := policy.child("max_capabilities")
+		caps.attr("network", mc.Network, c.origin("policy.max_capabilities.network"))
+		if mc.Paths != nil {
+			caps.attr("paths", mc.Paths, c.origin("policy.max_capabilities.paths"))
+		}
+		if mc.Env != nil {
+			caps.attr("env", mc.Env, c.origin("policy.max_capabilities.env"))
+		}
+	}
 
 	var b strings.Builder
 	root.render(&b, 0)

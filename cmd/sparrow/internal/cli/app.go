@@ -37,6 +37,10 @@ type Env struct {
 	Stderr    io.Writer
 	Getenv    func(string) string
 	LookupEnv func(string) (string, bool)
+	// SystemPolicyFile is the administrator's binding policy
+	// (config.DefaultSystemPolicyFile); fixed at build time, never taken
+	// from the environment, so a user cannot point it elsewhere.
+	SystemPolicyFile string
 }
 
 // app is one invocation.
@@ -167,6 +171,7 @@ func (a *app) openKernel(opts kernel.Options) (*kernel.Kernel, int) {
 	opts.Getenv = a.env.Getenv
 	opts.LookupEnv = a.env.LookupEnv
 	opts.UserFile = a.config
+	opts.SystemPolicyFile = a.env.SystemPolicyFile
 	opts.Stderr = a.env.Stderr
 	if a.verbose {
 		v := true

@@ -7,7 +7,7 @@ import (
 )
 
 func (a *app) loadOptions() config.LoadOptions {
-	opts := config.LoadOptions{Workspace: a.workspace(), Getenv: a.env.Getenv, UserFile: a.config}
+	opts := config.LoadOptions{Workspace: a.workspace(), Getenv: a.env.Getenv, UserFile: a.config, SystemPolicyFile: a.env.SystemPolicyFile}
 	if a.verbose {
 		v := true
 		opts.Overrides.Verbose = &v
