@@ -276,30 +276,30 @@ type RoutingRule struct {
 // Policy locks plugin loading down.
 type Policy struct {
 	// Locked allows only plugins that are in the lock file.
-	Locked bool
+	Locked bool `json:"locked"`
 	// TrustedKeys are "ed25519:<base64>" public keys.
-	TrustedKeys []string
+	TrustedKeys []string `json:"trusted_keys"`
 	// RequireSignatures allows only plugins signed by a trusted key;
 	// unsigned development plugins are refused.
-	RequireSignatures bool
+	RequireSignatures bool `json:"require_signatures"`
 	// WASMOnlyFromDataDir refuses WASM modules outside the data
 	// directory's installed plugins.
-	WASMOnlyFromDataDir bool
+	WASMOnlyFromDataDir bool `json:"wasm_only_from_data_dir"`
 	// MaxCapabilities, when set, is the most any plugin may declare.
-	MaxCapabilities *MaxCapabilities
+	MaxCapabilities *MaxCapabilities `json:"max_capabilities,omitempty"`
 	// System is the system-wide policy file that applied, "" when none.
 	// Its settings bind: no user or project layer can loosen them.
-	System string
+	System string `json:"system,omitempty"`
 }
 
 // MaxCapabilities bounds what a plugin's manifest may declare.
 type MaxCapabilities struct {
 	// Network false refuses plugins that declare network access.
-	Network bool
+	Network bool `json:"network"`
 	// Paths and Env list what may be declared; nil allows anything,
 	// empty allows nothing.
-	Paths []string
-	Env   []string
+	Paths []string `json:"paths"`
+	Env   []string `json:"env"`
 }
 
 // DefaultDeniedPaths returns the paths that are always denied.

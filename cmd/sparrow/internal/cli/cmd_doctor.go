@@ -52,6 +52,7 @@ func (a *app) doctorCmd() *command {
 		} else {
 			add(check{ok: true, what: fmt.Sprintf("configuration loads (%d warnings)", len(diags))})
 			add(checkWritable(cfg.Paths.StateDir))
+			add(check{ok: true, what: policySummary(cfg)})
 			checks = append(checks, a.checkPlugins(add)...)
 		}
 		failed := 0

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"encoding/json"
 	"flag"
 	"fmt"
 	"strings"
@@ -18,10 +19,11 @@ import (
 )
 
 func (a *app) pluginListCmd() *command {
-	var check bool
-	c := &command{app: a, synopsis: "List discovered plugins: kind, version, source, status", usage: "sparrow plugin list [--check]",
+	var check, asJSON bool
+	c := &command{app: a, synopsis: "List discovered plugins: kind, version, signer, status, source", usage: "sparrow plugin list [--check] [--json]",
 		flags: func(fs *flag.FlagSet) {
 			fs.BoolVar(&check, "check", false, "start every plugin and report whether it answers")
+			fs.BoolVar(&asJSON, "json", false, "print one JSON object with the policy and every plugin")
 		}}
 	c.run = func(args []string) int {
 		if len(args) > 0 {
@@ -32,19 +34,28 @@ func (a *app) pluginListCmd() *command {
 			return code
 		}
 		status := a.pluginStatuses(k, check)
-		if len(k.Discovered) == 0 {
-			fmt.Fprintf(a.env.Stdout, "No plugins found. Searched: %s\n", strings.Join(k.PluginDirs(), ", "))
-			return ExitOK
-		}
-		w := tabwriter.NewWriter(a.env.Stdout, 0, 4, 2, ' ', 0)
-		fmt.Fprintln(w, "NAME\tKIND\tVERSION\tCOMPONENTS\tSTATUS\tSOURCE")
 		failed := false
-		for _, m := range k.Discovered {
-			st := status[m.Name]
+		for _, st := range status {
 			failed = failed || st.failed
-			fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s\n", m.Name, m.Kind, m.Version, strings.Join(m.Components, ","), st.text, k.PluginOrigin(m.Name))
 		}
-		w.Flush()
+		if asJSON {
+			if err := a.pluginListJSON(k, status); err != nil {
+				return a.fail(err)
+			}
+		} else if len(k.Discovered) == 0 {
+			fmt.Fprintf(a.env.Stdout, "No plugins found. Searched: %s\n", strings.Join(k.PluginDirs(), ", "))
+			fmt.Fprintln(a.env.Stdout, policySummary(k.Config))
+			return ExitOK
+		} else {
+			w := tabwriter.NewWriter(a.env.Stdout, 0, 4, 2, ' ', 0)
+			fmt.Fprintln(w, "NAME\tKIND\tVERSION\tCOMPONENTS\tSIGNER\tSTATUS\tSOURCE")
+			for _, m := range k.Discovered {
+				fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", m.Name, m.Kind, m.Version, strings.Join(m.Components, ","),
+					signerText(k.Trust(m.Name)), status[m.Name].text, sourceText(k, m.Name))
+			}
+			w.Flush()
+			fmt.Fprintln(a.env.Stdout, policySummary(k.Config))
+		}
 		if failed {
 			return ExitPlugin
 		}
@@ -141,6 +152,14 @@ func (a *app) pluginInfoCmd() *command {
 			fmt.Fprintf(w, "about:\t%s\n", m.Description)
 		}
 		fmt.Fprintf(w, "network:\t%t\nenv:\t%s\npaths:\t%s\n", m.Capabilities.Network, strings.Join(m.Capabilities.Env, ", "), strings.Join(m.Capabilities.Paths, ", "))
+		t := k.Trust(m.Name)
+		fmt.Fprintf(w, "signer:\t%s\n", signerText(t))
+		if t.Locked != "" {
+			fmt.Fprintf(w, "locked:\t%s in %s (from %s)\n", t.Locked, k.LockFilePath(), t.Source)
+		}
+		if t.Problem != "" {
+			fmt.Fprintf(w, "release:\t%s\n", t.Problem)
+		}
 		w.Flush()
 		if why := k.Unavailable(m.Name); why != "" {
 			fmt.Fprintf(a.env.Stdout, "status: unavailable: %s\n", why)
@@ -184,4 +203,60 @@ func (a *app) pluginInfoCmd() *command {
 func (a *app) usageError(usage, format string, args ...any) int {
 	fmt.Fprintf(a.env.Stderr, "sparrow: %s\nUsage: %s\n", fmt.Sprintf(format, args...), usage)
 	return ExitUsage
+}
+
+// signerText is the SIGNER column: the key's fingerprint, marked when
+// the key is not trusted; "unsigned" for a development plugin.
+func signerText(t kernel.PluginTrust) string {
+	switch {
+	case t.Signer == "":
+		return "unsigned"
+	case !t.SignerTrusted:
+		return t.Signer[:16] + " (untrusted)"
+	default:
+		return t.Signer[:16]
+	}
+}
+
+// sourceText is where a plugin came from: the mirror in the lock file
+// and the directory it loads from.
+func sourceText(k *kernel.Kernel, name string) string {
+	if src := k.Trust(name).Source; src != "" {
+		return k.PluginOrigin(name) + " (from " + src + ")"
+	}
+	return k.PluginOrigin(name)
+}
+
+type pluginJSON struct {
+	Name          string   `json:"name"`
+	Kind          string   `json:"kind"`
+	Version       string   `json:"version"`
+	Runtime       string   `json:"runtime"`
+	Components    []string `json:"components"`
+	Dir           string   `json:"dir"`
+	Source        string   `json:"source,omitempty"`
+	Locked        string   `json:"locked_version,omitempty"`
+	Signer        string   `json:"signer,omitempty"`
+	SignerTrusted bool     `json:"signer_trusted"`
+	Status        string   `json:"status"`
+	OK            bool     `json:"ok"`
+}
+
+func (a *app) pluginListJSON(k *kernel.Kernel, status map[string]pluginStatus) error {
+	out := struct {
+		Policy   config.Policy `json:"policy"`
+		LockFile string        `json:"lock_file"`
+		Plugins  []pluginJSON  `json:"plugins"`
+	}{Policy: k.Config.Policy, LockFile: k.LockFilePath(), Plugins: []pluginJSON{}}
+	for _, m := range k.Discovered {
+		t := k.Trust(m.Name)
+		st := status[m.Name]
+		out.Plugins = append(out.Plugins, pluginJSON{Name: m.Name, Kind: string(m.Kind), Version: m.Version.String(),
+			Runtime: string(m.Runtime), Components: m.Components, Dir: k.PluginOrigin(m.Name), Source: t.Source,
+			Locked: t.Locked, Signer: t.Signer, SignerTrusted: t.SignerTrusted, Status: st.text,
+			OK: !st.failed && k.Unavailable(m.Name) == ""})
+	}
+	enc := json.NewEncoder(a.env.Stdout)
+	enc.SetIndent("", "  ")
+	return enc.Encode(out)
 }
