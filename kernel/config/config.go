@@ -101,6 +101,9 @@ type Config struct {
 	// TrustedProjects lists project directories whose project file may
 	// widen trust. Entries are absolute paths.
 	TrustedProjects []string
+	// PluginMirrors are where `sparrow plugin install` looks, in order:
+	// https:// URLs or directories.
+	PluginMirrors []string
 
 	// Plugins pins plugins by name.
 	Plugins map[string]*Plugin

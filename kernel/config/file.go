@@ -33,6 +33,7 @@ func (f *File) Path() string { return f.path }
 type topAttrs struct {
 	model, sandbox, logLevel       val[string]
 	verifyCommand, trustedProjects val[[]string]
+	pluginMirrors                  val[[]string]
 }
 
 // ParseFile parses and validates one configuration file. It reports every
@@ -140,6 +141,7 @@ func decodeTop(d *decoder, attrs hcl.Attributes) topAttrs {
 		logLevel:        d.enum(attrs, "log_level", logLevels()),
 		verifyCommand:   d.strList(attrs, "verify_command"),
 		trustedProjects: d.strList(attrs, "trusted_projects"),
+		pluginMirrors:   d.strList(attrs, "plugin_mirrors"),
 	}
 	if t.sandbox.Set && !d.check(t.sandbox.V != "", attrs, "sandbox", "Invalid value for sandbox",
 		"sandbox must name a sandbox, such as %q.", DefaultSandbox) {

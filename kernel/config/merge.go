@@ -94,6 +94,9 @@ func (m *merger) applyTop(t topAttrs) {
 	if t.verifyCommand.Set && m.allowed(t.verifyCommand.Range, "verify_command", "runs a command") {
 		set(m, "verify_command", &m.cfg.VerifyCommand, t.verifyCommand)
 	}
+	// A mirror only offers releases; what installs is decided by the
+	// signature and the trusted keys, so a project may name mirrors.
+	set(m, "plugin_mirrors", &m.cfg.PluginMirrors, t.pluginMirrors)
 	if t.trustedProjects.Set && m.allowed(t.trustedProjects.Range, "trusted_projects", "grants trust") {
 		for _, p := range t.trustedProjects.V {
 			m.cfg.TrustedProjects = union(m.cfg.TrustedProjects, []string{m.cfg.expandHome(p)})

@@ -24,7 +24,7 @@ func schemas() map[string]*hcl.BodySchema {
 	component := &hcl.BodySchema{Attributes: attrs("plugin", "enabled")}
 	return map[string]*hcl.BodySchema{
 		"": {
-			Attributes: attrs("model", "sandbox", "log_level", "verify_command", "trusted_projects"),
+			Attributes: attrs("model", "sandbox", "log_level", "verify_command", "trusted_projects", "plugin_mirrors"),
 			Blocks: []hcl.BlockHeaderSchema{
 				{Type: "plugin", LabelNames: []string{"name"}},
 				{Type: "provider", LabelNames: []string{"name"}},

@@ -82,6 +82,7 @@ func (c *Config) showTop(root *showBlock) {
 	root.attr("log_level", c.LogLevel, c.origin("log_level"))
 	root.attr("verify_command", c.VerifyCommand, c.origin("verify_command"))
 	root.attr("trusted_projects", c.TrustedProjects, c.origin("trusted_projects"))
+	root.attr("plugin_mirrors", c.PluginMirrors, c.origin("plugin_mirrors"))
 	for _, f := range []struct {
 		key, value string
 	}{{"provider", c.Provider}, {"base_url", c.BaseURL}} {

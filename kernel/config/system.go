@@ -86,7 +86,7 @@ func intersect(user, system []string) []string {
 
 func (f *File) hasMoreThanPolicy() bool {
 	t := f.top
-	return t.model.Set || t.sandbox.Set || t.logLevel.Set || t.verifyCommand.Set || t.trustedProjects.Set ||
+	return t.model.Set || t.sandbox.Set || t.logLevel.Set || t.verifyCommand.Set || t.trustedProjects.Set || t.pluginMirrors.Set ||
 		len(f.plugins)+len(f.components)+len(f.models) > 0 || f.permissions != nil || f.autonomy != nil ||
 		f.budget != nil || f.routing != nil || f.checkpoints != nil
 }
