@@ -6,6 +6,7 @@
 #   make bench     benchmarks recorded in docs/PERFORMANCE.md
 #   make proto     regenerate sdk/proto from the .proto files (pinned generators)
 #   make install   PREFIX=/usr/local: sparrow into PREFIX/bin, plugins into PREFIX/lib/sparrow/plugins
+#   make dist      every first-party plugin for DIST_PLATFORMS, packaged and signed into dist/mirror
 #   make clean
 
 GO      ?= go
@@ -21,7 +22,11 @@ BUF     := $(GO) run github.com/bufbuild/buf/cmd/buf@v1.61.0
 # plugin.hcl and cmd/<entry>/main.go.
 PLUGIN_MANIFESTS := $(wildcard plugins/*/*/plugin.hcl)
 
-.PHONY: all build sparrow plugins test test-sdk test-kernel test-plugins test-cli test-examples proto proto-check bench demo install clean
+# `make dist` cross-builds for these (CGO_ENABLED=0) and signs with
+# $SPARROW_RELEASE_KEY when set, else with a build key in dist/.
+DIST_PLATFORMS ?= linux/amd64,linux/arm64,darwin/amd64,darwin/arm64
+
+.PHONY: all build sparrow plugins test test-sdk test-kernel test-plugins test-cli test-examples proto proto-check bench demo install dist clean
 
 all: build
 
@@ -54,7 +59,7 @@ test-plugins:
 	$(GO) test -race ./plugins/...
 
 test-cli:
-	$(GO) test ./cmd/sparrow/...
+	$(GO) test ./cmd/sparrow/... ./cmd/sparrow-dist/...
 
 # buf and the generators are pinned and run through `go run`: nothing to
 # install but Go.
@@ -82,6 +87,10 @@ install: build
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib/sparrow/plugins
 	install -m 0755 bin/sparrow $(DESTDIR)$(PREFIX)/bin/sparrow
 	cp -R bin/plugins/. $(DESTDIR)$(PREFIX)/lib/sparrow/plugins/
+
+# Same build flags as `plugins`; dist/ is never committed (.gitignore).
+dist:
+	$(GO) run ./cmd/sparrow-dist -out dist -platforms $(DIST_PLATFORMS) -go $(GO) -tags $(TAGS) -ldflags "$(LDFLAGS)"
 
 clean:
 	rm -rf bin dist

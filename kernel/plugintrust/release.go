@@ -140,10 +140,15 @@ func (r *Release) PlatformNames() []string {
 	return names
 }
 
-// Marshal encodes the manifest as published: indented, keys sorted.
+// Marshal encodes the manifest as published: indented, fields in a fixed
+// order, map keys sorted, "<" and ">" left readable.
 func (r *Release) Marshal() []byte {
-	b, _ := json.MarshalIndent(r, "", "  ")
-	return append(b, '\n')
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("", "  ")
+	_ = enc.Encode(r) // a Release always encodes
+	return b.Bytes()
 }
 
 // File names inside a version directory of a mirror.
