@@ -11,14 +11,8 @@ import (
 	"github.com/sparrow-cli/sparrow/kernel/config"
 	"github.com/sparrow-cli/sparrow/kernel/lockfile"
 	"github.com/sparrow-cli/sparrow/kernel/pluginhost"
+	"github.com/sparrow-cli/sparrow/kernel/pluginstall"
 	"github.com/sparrow-cli/sparrow/kernel/plugintrust"
-)
-
-// Files an install leaves beside a plugin: the signed release manifest it
-// was verified against, verbatim, and its signature.
-const (
-	ReleaseFile    = ".sparrow-release.json"
-	ReleaseSigFile = ReleaseFile + plugintrust.SigSuffix
 )
 
 // PluginTrust is what Sparrow knows of a plugin's provenance.
@@ -38,11 +32,14 @@ type PluginTrust struct {
 
 // LockFilePath is where the plugin lock file lives: beside the project
 // config when there is a project, else beside the user config.
-func (k *Kernel) LockFilePath() string {
-	if d := k.Config.Paths.ProjectDir; d != "" {
-		return filepath.Join(d, ".sparrow", lockfile.Name)
+func (k *Kernel) LockFilePath() string { return LockFilePath(k.Config.Paths) }
+
+// LockFilePath is where the plugin lock file of a configuration lives.
+func LockFilePath(p config.Paths) string {
+	if p.ProjectDir != "" {
+		return filepath.Join(p.ProjectDir, ".sparrow", lockfile.Name)
 	}
-	return filepath.Join(filepath.Dir(k.Config.Paths.UserFile), lockfile.Name)
+	return filepath.Join(filepath.Dir(p.UserFile), lockfile.Name)
 }
 
 // Platform is this machine's os/arch, as releases and lock files name it.
@@ -103,7 +100,7 @@ func (k *Kernel) admit(m *pluginhost.Manifest, spec *pluginhost.Spec, lock *lock
 	case spec.SHA256 == "" && lockHash != "":
 		spec.SHA256, spec.PinnedBy = lockHash, "the lock file "+lock.Path
 	case spec.SHA256 == "" && relHash != "":
-		spec.SHA256, spec.PinnedBy = relHash, "its signed release ("+filepath.Join(dir, ReleaseFile)+")"
+		spec.SHA256, spec.PinnedBy = relHash, "its signed release ("+filepath.Join(dir, pluginstall.ReleaseFile)+")"
 	}
 	return ""
 }
@@ -117,18 +114,18 @@ func (k *Kernel) refusal(rule, format string, args ...any) string {
 // plugin. It returns nil without a problem for an unsigned plugin, and
 // the entry's hash on this platform when the release checks out.
 func readRelease(dir string, m *pluginhost.Manifest, platform string, ring plugintrust.KeyRing, tr *PluginTrust) (*plugintrust.Release, string, string) {
-	data, err := os.ReadFile(filepath.Join(dir, ReleaseFile))
+	data, err := os.ReadFile(filepath.Join(dir, pluginstall.ReleaseFile))
 	if os.IsNotExist(err) {
 		return nil, "", ""
 	}
 	if err != nil {
 		return nil, "", err.Error()
 	}
-	sig, err := os.ReadFile(filepath.Join(dir, ReleaseSigFile))
+	sig, err := os.ReadFile(filepath.Join(dir, pluginstall.ReleaseSigFile))
 	if err != nil {
 		return nil, "", fmt.Sprintf("its release signature is missing: %v", err)
 	}
-	key, err := plugintrust.Verify(ring, filepath.Join(dir, ReleaseFile), data, sig)
+	key, err := plugintrust.Verify(ring, filepath.Join(dir, pluginstall.ReleaseFile), data, sig)
 	if !key.IsZero() {
 		tr.Signer = key.Fingerprint()
 	}
@@ -136,7 +133,7 @@ func readRelease(dir string, m *pluginhost.Manifest, platform string, ring plugi
 		return nil, "", err.Error()
 	}
 	tr.SignerTrusted = err == nil
-	rel, err := plugintrust.ParseRelease(filepath.Join(dir, ReleaseFile), data)
+	rel, err := plugintrust.ParseRelease(filepath.Join(dir, pluginstall.ReleaseFile), data)
 	if err != nil {
 		return nil, "", err.Error()
 	}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/sparrow-cli/sparrow/kernel"
 	"github.com/sparrow-cli/sparrow/kernel/lockfile"
+	"github.com/sparrow-cli/sparrow/kernel/pluginstall"
 	"github.com/sparrow-cli/sparrow/kernel/plugintrust"
 )
 
@@ -22,8 +23,8 @@ func signRelease(t *testing.T, dir string, key plugintrust.PrivateKey, entryHash
 			Archive: plugintrust.ArchiveName("conf", "1.2.3", kernel.Platform()), ArchiveSHA256: strings.Repeat("0", 64),
 			Files: map[string]string{"entry": entryHash, "plugin.hcl": strings.Repeat("1", 64)}}}}
 	data := rel.Marshal()
-	write(t, filepath.Join(dir, kernel.ReleaseFile), string(data))
-	write(t, filepath.Join(dir, kernel.ReleaseSigFile), string(plugintrust.Sign(key, data)))
+	write(t, filepath.Join(dir, pluginstall.ReleaseFile), string(data))
+	write(t, filepath.Join(dir, pluginstall.ReleaseSigFile), string(plugintrust.Sign(key, data)))
 }
 
 // install moves the conf plugin of opts into the data directory, where
@@ -88,8 +89,8 @@ func TestPluginPolicy(t *testing.T) {
 			prepare: func(t *testing.T, o *kernel.Options) {
 				dir := install(t, o)
 				signRelease(t, dir, publisher, realHash)
-				data, _ := os.ReadFile(filepath.Join(dir, kernel.ReleaseFile))
-				write(t, filepath.Join(dir, kernel.ReleaseFile), strings.Replace(string(data), "KERNEL_TEST_PLUGIN", "KERNEL_TEST_PLUGIX", 1))
+				data, _ := os.ReadFile(filepath.Join(dir, pluginstall.ReleaseFile))
+				write(t, filepath.Join(dir, pluginstall.ReleaseFile), strings.Replace(string(data), "KERNEL_TEST_PLUGIN", "KERNEL_TEST_PLUGIX", 1))
 			},
 			want: []string{"does not match its signature"}},
 		{name: "locked refuses a plugin not in the lock", policy: "locked = true\n",

@@ -35,6 +35,9 @@ type Run struct {
 	Bus    *bus.Bus
 	// Dir is where the run is recorded.
 	Dir string
+	// Warnings are problems the run goes on without, such as a tool
+	// plugin that would not start; the caller shows them.
+	Warnings []string
 
 	closeOnce sync.Once
 	closers   []func()
@@ -66,11 +69,11 @@ func (k *Kernel) PrepareRun(ctx context.Context, o RunOptions) (*Run, error) {
 	if err != nil {
 		return nil, err
 	}
-	tools, err := k.Tools(ctx)
-	if err != nil {
-		k.Log.Warn("some tools are unavailable", "error", err)
+	tools, toolErr := k.Tools(ctx)
+	if toolErr != nil {
+		k.Log.Warn("some tools are unavailable", "error", toolErr)
 		if len(tools) == 0 {
-			return nil, err
+			return nil, toolErr
 		}
 	}
 	sb, err := k.Sandbox(ctx, cfg.Sandbox)
@@ -96,6 +99,15 @@ func (k *Kernel) PrepareRun(ctx context.Context, o RunOptions) (*Run, error) {
 		return nil, err
 	}
 	r := &Run{}
+	if toolErr != nil {
+		errs := []error{toolErr}
+		if j, ok := toolErr.(interface{ Unwrap() []error }); ok {
+			errs = j.Unwrap()
+		}
+		for _, e := range errs {
+			r.Warnings = append(r.Warnings, e.Error())
+		}
+	}
 	r.closers = append(r.closers, func() { _ = sb.Teardown(context.WithoutCancel(ctx), sess.ID) })
 	red := k.redactor()
 	st := <-start

@@ -28,6 +28,9 @@ func (r removeBuilds) Run() int {
 	if buildDir != "" {
 		os.RemoveAll(buildDir)
 	}
+	if helloBin != "" {
+		os.RemoveAll(filepath.Dir(helloBin))
+	}
 	return code
 }
 
@@ -109,6 +112,8 @@ func TestScripts(t *testing.T) {
 		},
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
 			"events": checkEvents,
+			"hello":  buildHello,
+			"serve":  serveDir,
 		},
 	})
 }

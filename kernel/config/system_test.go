@@ -32,10 +32,10 @@ func TestSystemPolicyBinds(t *testing.T) {
 			want:   Policy{Locked: true, WASMOnlyFromDataDir: true},
 		},
 		{
-			name: "capabilities intersect",
-			user: "policy {\n  max_capabilities {\n    network = true\n    env = [\"PATH\", \"AWS_SECRET_ACCESS_KEY\"]\n  }\n}\n",
+			name:   "capabilities intersect",
+			user:   "policy {\n  max_capabilities {\n    network = true\n    env = [\"PATH\", \"AWS_SECRET_ACCESS_KEY\"]\n  }\n}\n",
 			system: "policy {\n  max_capabilities {\n    network = false\n    env = [\"PATH\", \"HOME\"]\n    paths = []\n  }\n}\n",
-			want: Policy{MaxCapabilities: &MaxCapabilities{Network: false, Env: []string{"PATH"}, Paths: []string{}}},
+			want:   Policy{MaxCapabilities: &MaxCapabilities{Network: false, Env: []string{"PATH"}, Paths: []string{}}},
 		},
 		{
 			name:   "system bounds, user silent",

@@ -74,6 +74,9 @@ func (k PrivateKey) Public() PublicKey { return PublicKey{k.k.Public().(ed25519.
 func WriteKeyFiles(path string, k PrivateKey) error {
 	body := fmt.Sprintf("# Sparrow plugin signing key. Keep it secret; publish %s.pub.\n# public key: %s\n# fingerprint: %s\n%s%s\n",
 		filepath.Base(path), k.Public(), k.Public().Fingerprint(), privatePrefix, base64.StdEncoding.EncodeToString(k.k.Seed()))
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return fmt.Errorf("write signing key: %w", err)
+	}
 	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
 	if err != nil {
 		return fmt.Errorf("write signing key: %w", err)

@@ -153,6 +153,9 @@ func (a *app) execute(s runSpec) (engine.Result, string, error) {
 		return engine.Result{}, "", err
 	}
 	defer run.Close()
+	for _, w := range run.Warnings {
+		fmt.Fprintf(a.env.Stderr, "sparrow: warning: %s\n", w)
+	}
 	current.Store(run.Engine)
 	res, err := run.Engine.Run(a.ctx)
 	run.Close()
