@@ -1,0 +1,381 @@
+package modal
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"os/exec"
+	"path"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/sparrow-cli/sparrow/sdk/sandbox"
+)
+
+// wrapper runs in the container as `sh -c wrapper sparrow DIR STDIN MARK
+// env NAME=VALUE... ARGV...`: it enters DIR, feeds STDIN (a staged file)
+// or nothing, and prints MARK and the exit status last on stdout. The
+// status travels in the output because `modal container exec` does not
+// propagate it (modal/cli/container.py: the non-PTY path awaits
+// ContainerProcess.wait() and discards its result), and a CLI failure must
+// never be mistaken for the command's own exit.
+const wrapper = `d=$1; i=$2; m=$3; shift 3; ` +
+	`if cd "$d" 2>/dev/null; then if [ -n "$i" ]; then "$@" <"$i"; s=$?; rm -f "$i"; else "$@" </dev/null; s=$?; fi; ` +
+	`else echo "sparrow: modal: workdir $d does not exist in the container"; s=127; fi; ` +
+	`printf '\n%s%d\n' "$m" "$s"`
+
+// syncTimeout bounds copying the workspace back after a command.
+const syncTimeout = 10 * time.Minute
+
+// killGrace is how long the modal process gets after SIGTERM.
+const killGrace = 2 * time.Second
+
+// Exec implements sandbox.Sandbox. The argv runs as
+//
+//	modal container exec --no-pty ID -- sh -c WRAPPER sparrow DIR STDIN MARK env NAME=VALUE... ARGV...
+//
+// (`modal container exec [--pty|--no-pty] CONTAINER_ID -- COMMAND...`,
+// modal.com/docs/reference/cli/container and modal/cli/container.py).
+// Modal's CLI writes the command's stderr to its stdout in this mode, so
+// the caller's Stderr gets the CLI's own messages and Sparrow's only.
+func (m *Modal) Exec(ctx context.Context, req sandbox.ExecRequest, sio sandbox.IO) (sandbox.Exit, error) {
+	if len(req.Argv) == 0 {
+		return sandbox.Exit{}, errors.New("modal: exec: empty argv")
+	}
+	s, ok := m.session(req.SessionID)
+	if !ok {
+		return sandbox.Exit{}, fmt.Errorf("modal: exec: no session %q (never prepared, or torn down)", req.SessionID)
+	}
+	if err := ctx.Err(); err != nil {
+		return sandbox.Exit{}, fmt.Errorf("modal: exec: %w", err)
+	}
+	stderr := orDiscard(sio.Stderr)
+	refuse := func(format string, args ...any) (sandbox.Exit, error) {
+		fmt.Fprintf(stderr, "sparrow: modal: "+format+"\n", args...)
+		return sandbox.Exit{Code: sandbox.ExitUnsupported}, nil
+	}
+	if what := unsupportedLimit(req.Limits); what != "" {
+		return refuse("this backend cannot enforce a %s limit per command; Modal sets resources when the sandbox is created", what)
+	}
+	if req.AllowNetwork && s.created && !s.policy.AllowNetwork {
+		return refuse("this sandbox was created with block_network because the policy denies network; Modal cannot open it for one command")
+	}
+	if reason := m.unavailable(s.cfg); reason != "" {
+		return refuse("%s", reason)
+	}
+	dir, err := remoteDir(s.cfg.Workdir, req.Workdir)
+	if err != nil {
+		return refuse("%v", err)
+	}
+	env, err := m.remoteEnv(req.Env, s.policy.EnvAllowlist)
+	if err != nil {
+		return refuse("%v", err)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !s.uploaded {
+		if err := m.upload(ctx, s); err != nil {
+			return refuse("%v", err)
+		}
+		s.uploaded = true
+	}
+	stdinFile, err := m.stageStdin(ctx, s, sio.Stdin)
+	if err != nil {
+		return refuse("%v", err)
+	}
+	timeout := req.Limits.Timeout
+	if timeout <= 0 {
+		timeout = s.cfg.timeout
+	}
+	mark := "__sparrow_exit_" + nonce() + "="
+	argv := []string{"container", "exec", "--no-pty", s.container, "--", "sh", "-c", wrapper, "sparrow", dir, stdinFile, mark, "env"}
+	argv = append(append(argv, env...), req.Argv...)
+	exit, err := m.run(ctx, s, argv, mark, sio, timeout, req.Limits.MaxOutputBytes)
+	if err != nil {
+		return exit, err
+	}
+	// The command may have changed files: bring them back so checkpoints
+	// and rewind see them, even after a failure or a timeout.
+	dctx, dcancel := context.WithTimeout(context.WithoutCancel(ctx), syncTimeout)
+	defer dcancel()
+	if derr := m.download(dctx, s); derr != nil {
+		fmt.Fprintf(stderr, "sparrow: modal: %v\n", derr)
+		if exit.Code == 0 {
+			exit.Code = sandbox.ExitUnsupported
+		}
+	}
+	return exit, nil
+}
+
+// run starts the modal CLI and turns how it ended into the command's exit.
+func (m *Modal) run(ctx context.Context, s *session, argv []string, mark string, sio sandbox.IO, timeout time.Duration, limit int64) (sandbox.Exit, error) {
+	stderr := orDiscard(sio.Stderr)
+	tctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	cmd := m.command(tctx, s.cfg.Modal, argv...)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.Cancel = func() error {
+		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGTERM)
+		time.AfterFunc(killGrace, func() { _ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) })
+		return nil
+	}
+	cmd.WaitDelay = killGrace + time.Second
+	out := &capped{left: limit}
+	if limit <= 0 {
+		out.left = -1
+	}
+	tail := &markerWriter{dst: out.to(orDiscard(sio.Stdout)), mark: mark}
+	var cliErr tailBuffer
+	cmd.Stdout = tail
+	cmd.Stderr = io.MultiWriter(out.to(stderr), &cliErr)
+	began := time.Now()
+	err := cmd.Run()
+	code, found := tail.finish()
+	exit := sandbox.Exit{Duration: time.Since(began), OutputTruncated: out.dropped()}
+	switch {
+	case tctx.Err() != nil && ctx.Err() == nil:
+		exit.Code, exit.TimedOut = 124, true
+		fmt.Fprintf(stderr, "sparrow: modal: timed out after %s; the local modal process was stopped, the command may still run in the container until it ends\n", timeout)
+	case ctx.Err() != nil:
+		exit.Code, exit.Signal = 128+int(syscall.SIGKILL), "KILL"
+	case found:
+		exit.Code = code
+	case errors.Is(err, exec.ErrNotFound):
+		fmt.Fprintf(stderr, "sparrow: modal: %s\n", fixInstall)
+		exit.Code = sandbox.ExitUnsupported
+	default:
+		// The CLI ended without the command's status: it failed itself.
+		fmt.Fprintf(stderr, "sparrow: modal: %v\n", cliFailure(err, cliErr.String(), s.container))
+		exit.Code = sandbox.ExitUnsupported
+	}
+	return exit, nil
+}
+
+// cliFailure explains a modal CLI run that did not deliver an exit status.
+func cliFailure(err error, stderr, container string) error {
+	if isAuthError(stderr) {
+		return fmt.Errorf("modal is not authenticated (%s): run modal token new, or set MODAL_TOKEN_ID and MODAL_TOKEN_SECRET", lastLine(stderr))
+	}
+	if strings.TrimSpace(stderr) != "" {
+		return fmt.Errorf("modal container exec failed (%v): %s; the command's exit status never arrived", err, lastLine(stderr))
+	}
+	if err == nil {
+		err = errors.New("exit status 0")
+	}
+	return fmt.Errorf("modal container exec %s ended (%v) without the command's exit status; is the container still running?", container, err)
+}
+
+// unsupportedLimit names the first requested limit this backend cannot
+// enforce per command, or "".
+func unsupportedLimit(l sandbox.Limits) string {
+	switch {
+	case l.MemoryBytes > 0:
+		return "memory"
+	case l.MaxPids > 0:
+		return "process count"
+	case l.DiskBytes > 0:
+		return "disk"
+	case l.CPUTime > 0:
+		return "CPU time"
+	}
+	return ""
+}
+
+// remoteDir maps a request's workdir into the container: empty is the
+// workdir, relative is below it, absolute must be inside it.
+func remoteDir(root, dir string) (string, error) {
+	orig := dir
+	if dir == "" {
+		return root, nil
+	}
+	if !path.IsAbs(dir) {
+		dir = path.Join(root, dir)
+	}
+	dir = path.Clean(dir)
+	if dir != root && !strings.HasPrefix(dir, root+"/") {
+		return "", fmt.Errorf("workdir %q is outside the workspace %s", orig, root)
+	}
+	return dir, nil
+}
+
+// neverForward are plugin variables that never reach a remote command,
+// allowlisted or not: credentials, and host paths meaningless there.
+var neverForward = map[string]bool{"MODAL_TOKEN_ID": true, "MODAL_TOKEN_SECRET": true, "PATH": true, "HOME": true}
+
+// remoteEnv is the `env` argv for the command, sorted: allowlisted
+// variables from the plugin's own environment, then the request's.
+func (m *Modal) remoteEnv(extra map[string]string, allow []string) ([]string, error) {
+	vals := map[string]string{}
+	for _, k := range allow {
+		if neverForward[k] {
+			continue
+		}
+		if v := m.getenv(k); v != "" {
+			vals[k] = v
+		}
+	}
+	for k, v := range extra {
+		if k == "" || strings.ContainsAny(k, "=\x00") || strings.ContainsRune(v, 0) {
+			return nil, fmt.Errorf("environment variable %q: names must be non-empty without '=' or NUL, values without NUL", k)
+		}
+		vals[k] = v
+	}
+	out := make([]string, 0, len(vals))
+	for k, v := range vals {
+		out = append(out, k+"="+v)
+	}
+	sort.Strings(out)
+	return out, nil
+}
+
+// stageStdin reads the caller's stdin to its end and, when there is any,
+// copies it into the container, returning the file the command reads.
+// Modal's non-PTY exec forwards no stdin, so input cannot be interactive.
+func (m *Modal) stageStdin(ctx context.Context, s *session, r io.Reader) (string, error) {
+	if r == nil {
+		return "", nil
+	}
+	data, err := readAll(ctx, r)
+	if err != nil || len(data) == 0 {
+		return "", err
+	}
+	name := ".sparrow-stdin-" + nonce()
+	var errOut bytes.Buffer
+	if err := m.python(ctx, s.cfg, bytes.NewReader(stdinTar(name, data)), io.Discard, &errOut, "put", s.sandboxID, "/tmp"); err != nil {
+		return "", fmt.Errorf("copy stdin into the container: %w", toolError(err, errOut.String(), s.cfg.Python))
+	}
+	return "/tmp/" + name, nil
+}
+
+// readAll reads r to its end unless ctx ends first.
+func readAll(ctx context.Context, r io.Reader) ([]byte, error) {
+	type result struct {
+		b   []byte
+		err error
+	}
+	c := make(chan result, 1)
+	go func() { b, err := io.ReadAll(r); c <- result{b, err} }()
+	select {
+	case res := <-c:
+		return res.b, res.err
+	case <-ctx.Done():
+		return nil, fmt.Errorf("read stdin: %w", ctx.Err())
+	}
+}
+
+func nonce() string {
+	b := make([]byte, 8)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
+}
+
+// markerWriter streams the command's output, holding back the last bytes
+// where the wrapper's exit marker will be, and strips the marker.
+type markerWriter struct {
+	dst  io.Writer
+	mark string
+	buf  []byte
+}
+
+func (w *markerWriter) hold() int { return len(w.mark) + 16 }
+
+func (w *markerWriter) Write(p []byte) (int, error) {
+	w.buf = append(w.buf, p...)
+	if n := len(w.buf) - w.hold(); n > 0 {
+		if _, err := w.dst.Write(w.buf[:n]); err != nil {
+			return 0, err
+		}
+		w.buf = append(w.buf[:0], w.buf[n:]...)
+	}
+	return len(p), nil
+}
+
+// finish flushes what is held and returns the status the marker carried.
+func (w *markerWriter) finish() (int, bool) {
+	re := regexp.MustCompile(`\n` + regexp.QuoteMeta(w.mark) + `(\d+)\n?$`)
+	loc := re.FindSubmatchIndex(w.buf)
+	if loc == nil {
+		_, _ = w.dst.Write(w.buf)
+		return 0, false
+	}
+	_, _ = w.dst.Write(w.buf[:loc[0]])
+	code, err := strconv.Atoi(string(w.buf[loc[2]:loc[3]]))
+	return code, err == nil
+}
+
+// capped counts stdout and stderr against one cap (negative: none) and
+// drops what exceeds it.
+type capped struct {
+	mu        sync.Mutex
+	left      int64
+	truncated bool
+}
+
+func (c *capped) to(dst io.Writer) io.Writer {
+	return writerFunc(func(p []byte) (int, error) {
+		c.mu.Lock()
+		n := len(p)
+		if c.left >= 0 {
+			n = int(min(int64(n), c.left))
+			c.left -= int64(n)
+			if n < len(p) {
+				c.truncated = true
+			}
+		}
+		c.mu.Unlock()
+		if n > 0 {
+			if _, err := dst.Write(p[:n]); err != nil {
+				return 0, err
+			}
+		}
+		return len(p), nil
+	})
+}
+
+func (c *capped) dropped() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.truncated
+}
+
+// tailBuffer keeps the last 4 KiB written, for classifying CLI failures.
+type tailBuffer struct {
+	mu sync.Mutex
+	b  []byte
+}
+
+func (t *tailBuffer) Write(p []byte) (int, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.b = append(t.b, p...)
+	if len(t.b) > 4096 {
+		t.b = t.b[len(t.b)-4096:]
+	}
+	return len(p), nil
+}
+
+func (t *tailBuffer) String() string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return string(t.b)
+}
+
+type writerFunc func([]byte) (int, error)
+
+func (f writerFunc) Write(p []byte) (int, error) { return f(p) }
+
+func orDiscard(w io.Writer) io.Writer {
+	if w == nil {
+		return io.Discard
+	}
+	return w
+}
