@@ -240,7 +240,7 @@ func (a *app) printInstalled(r pluginstall.Result, lockFile string) {
 		fmt.Fprintf(a.env.Stdout, "⚓ installed %s %s (signed by %s, from %s)\n", r.Name, r.New, r.Fingerprint, r.Source)
 	}
 	if r.KeyAccepted {
-		fmt.Fprintf(a.env.Stdout, "  the lock now records the new signer %s\n", r.Fingerprint)
+		fmt.Fprintf(a.env.Stdout, "  signer %s trusted for this install only; the lock file remembers it, add it to policy.trusted_keys to keep verifying\n", r.Fingerprint)
 	}
 	for _, w := range r.Warnings {
 		fmt.Fprintf(a.env.Stdout, "  note: %s\n", w)
