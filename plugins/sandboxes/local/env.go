@@ -1,9 +1,10 @@
 package local
 
 import (
-	"fmt"
 	"slices"
 	"strings"
+
+	"github.com/sparrow-cli/sparrow/sdk/sandbox"
 )
 
 // baseEnv names the variables commands inherit from the plugin's own
@@ -24,18 +25,7 @@ func (l *Local) env(extra map[string]string, allow []string) ([]string, error) {
 			vals[k] = v
 		}
 	}
-	for k, v := range extra {
-		if k == "" || strings.ContainsAny(k, "=\x00") || strings.ContainsRune(v, 0) {
-			return nil, fmt.Errorf("environment variable %q: names must be non-empty without '=' or NUL, values without NUL", k)
-		}
-		vals[k] = v
-	}
-	out := make([]string, 0, len(vals))
-	for k, v := range vals {
-		out = append(out, k+"="+v)
-	}
-	slices.Sort(out)
-	return out, nil
+	return sandbox.MergeEnv(vals, extra)
 }
 
 // envValue returns key's value in env, or "".

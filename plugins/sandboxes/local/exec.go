@@ -37,7 +37,7 @@ func (l *Local) Exec(ctx context.Context, req sandbox.ExecRequest, sio sandbox.I
 		fmt.Fprintf(stderr, "sparrow: local: "+format+"\n", args...)
 		return sandbox.Exit{Code: code}, nil
 	}
-	if what := unsupportedLimit(req.Limits); what != "" {
+	if what := req.Limits.ResourceLimit(); what != "" {
 		return refuse(sandbox.ExitUnsupported, "this backend cannot enforce a %s limit; use local-hardened or docker", what)
 	}
 	dir, err := s.workdir(req.Workdir)
@@ -72,22 +72,6 @@ func (l *Local) Exec(ctx context.Context, req sandbox.ExecRequest, sio sandbox.I
 	}
 	cmd := &exec.Cmd{Path: path, Args: req.Argv, Dir: dir, Env: env, SysProcAttr: procAttr()}
 	return run(ctx, cmd, sio, timeout, limit, &l.live)
-}
-
-// unsupportedLimit names the first requested limit this backend cannot
-// enforce, or "".
-func unsupportedLimit(l sandbox.Limits) string {
-	switch {
-	case l.MemoryBytes > 0:
-		return "memory"
-	case l.MaxPids > 0:
-		return "process count"
-	case l.DiskBytes > 0:
-		return "disk"
-	case l.CPUTime > 0:
-		return "CPU time"
-	}
-	return ""
 }
 
 // errNotExecutable is a command that exists but cannot be executed.

@@ -11,7 +11,6 @@ import (
 	"os/exec"
 	"path"
 	"regexp"
-	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -63,7 +62,7 @@ func (m *Modal) Exec(ctx context.Context, req sandbox.ExecRequest, sio sandbox.I
 		fmt.Fprintf(stderr, "sparrow: modal: "+format+"\n", args...)
 		return sandbox.Exit{Code: sandbox.ExitUnsupported}, nil
 	}
-	if what := unsupportedLimit(req.Limits); what != "" {
+	if what := req.Limits.ResourceLimit(); what != "" {
 		return refuse("this backend cannot enforce a %s limit per command; Modal sets resources when the sandbox is created", what)
 	}
 	if req.AllowNetwork && s.created && !s.policy.AllowNetwork {
@@ -174,22 +173,6 @@ func cliFailure(err error, stderr, container string) error {
 	return fmt.Errorf("modal container exec %s ended (%v) without the command's exit status; is the container still running?", container, err)
 }
 
-// unsupportedLimit names the first requested limit this backend cannot
-// enforce per command, or "".
-func unsupportedLimit(l sandbox.Limits) string {
-	switch {
-	case l.MemoryBytes > 0:
-		return "memory"
-	case l.MaxPids > 0:
-		return "process count"
-	case l.DiskBytes > 0:
-		return "disk"
-	case l.CPUTime > 0:
-		return "CPU time"
-	}
-	return ""
-}
-
 // remoteDir maps a request's workdir into the container: empty is the
 // workdir, relative is below it, absolute must be inside it.
 func remoteDir(root, dir string) (string, error) {
@@ -223,18 +206,7 @@ func (m *Modal) remoteEnv(extra map[string]string, allow []string) ([]string, er
 			vals[k] = v
 		}
 	}
-	for k, v := range extra {
-		if k == "" || strings.ContainsAny(k, "=\x00") || strings.ContainsRune(v, 0) {
-			return nil, fmt.Errorf("environment variable %q: names must be non-empty without '=' or NUL, values without NUL", k)
-		}
-		vals[k] = v
-	}
-	out := make([]string, 0, len(vals))
-	for k, v := range vals {
-		out = append(out, k+"="+v)
-	}
-	sort.Strings(out)
-	return out, nil
+	return sandbox.MergeEnv(vals, extra)
 }
 
 // stageStdin reads the caller's stdin to its end and, when there is any,
