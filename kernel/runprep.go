@@ -108,7 +108,7 @@ func (k *Kernel) PrepareRun(ctx context.Context, o RunOptions) (*Run, error) {
 			r.Warnings = append(r.Warnings, e.Error())
 		}
 	}
-	r.closers = append(r.closers, func() { _ = sb.Teardown(context.WithoutCancel(ctx), sess.ID) })
+	r.closers = append(r.closers, func() { _, _ = sb.Teardown(context.WithoutCancel(ctx), sess.ID) })
 	red := k.redactor()
 	st := <-start
 	if st.err != nil {

@@ -64,8 +64,9 @@ func (x *sandboxProxy) Exec(ctx context.Context, req sandbox.ExecRequest, io san
 	return e, x.p.wrap(x.op("exec"), err)
 }
 
-func (x *sandboxProxy) Teardown(ctx context.Context, id string) error {
-	return x.p.wrap(x.op("teardown"), x.s.Teardown(ctx, id))
+func (x *sandboxProxy) Teardown(ctx context.Context, id string) (sandbox.Released, error) {
+	r, err := x.s.Teardown(ctx, id)
+	return r, x.p.wrap(x.op("teardown"), err)
 }
 
 type providerProxy struct {

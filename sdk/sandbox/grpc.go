@@ -86,7 +86,7 @@ func (s *server) Prepare(ctx context.Context, req *pb.PrepareRequest) (*pb.Prepa
 	if err != nil {
 		return nil, err
 	}
-	return &pb.PrepareResponse{SessionId: sess.ID, Workdir: sess.Workdir}, nil
+	return &pb.PrepareResponse{SessionId: sess.ID, Workdir: sess.Workdir, HostWorkspace: sess.HostWorkspace}, nil
 }
 
 func (s *server) Exec(stream pb.Sandbox_ExecServer) error {
@@ -104,7 +104,11 @@ func (s *server) Teardown(ctx context.Context, req *pb.TeardownRequest) (*pb.Tea
 	if err != nil {
 		return nil, err
 	}
-	return &pb.TeardownResponse{}, sb.Teardown(ctx, req.GetSessionId())
+	rel, err := sb.Teardown(ctx, req.GetSessionId())
+	if err != nil {
+		return nil, err
+	}
+	return &pb.TeardownResponse{Notice: rel.Notice}, nil
 }
 
 // remote is a Sandbox served by a plugin process.
@@ -130,7 +134,7 @@ func (r *remote) Prepare(ctx context.Context, req PrepareRequest) (Session, erro
 	if err != nil {
 		return Session{}, err
 	}
-	return Session{ID: resp.GetSessionId(), Workdir: resp.GetWorkdir()}, nil
+	return Session{ID: resp.GetSessionId(), Workdir: resp.GetWorkdir(), HostWorkspace: resp.GetHostWorkspace()}, nil
 }
 
 func (r *remote) Exec(ctx context.Context, req ExecRequest, io IO) (Exit, error) {
@@ -143,9 +147,12 @@ func (r *remote) Exec(ctx context.Context, req ExecRequest, io IO) (Exit, error)
 	return runExec(ctx, stream, execToProto(r.name, req), io)
 }
 
-func (r *remote) Teardown(ctx context.Context, sessionID string) error {
-	_, err := r.rpc.Teardown(ctx, &pb.TeardownRequest{Component: r.name, SessionId: sessionID})
-	return err
+func (r *remote) Teardown(ctx context.Context, sessionID string) (Released, error) {
+	resp, err := r.rpc.Teardown(ctx, &pb.TeardownRequest{Component: r.name, SessionId: sessionID})
+	if err != nil {
+		return Released{}, err
+	}
+	return Released{Notice: resp.GetNotice()}, nil
 }
 
 var (

@@ -52,17 +52,17 @@ func (f *fake) Prepare(_ context.Context, r sandbox.PrepareRequest) (sandbox.Ses
 	if r.RunID == "doomed" {
 		return sandbox.Session{}, errors.New("no docker engine")
 	}
-	return sandbox.Session{ID: "s-" + r.RunID, Workdir: "/sandbox/" + r.RunID}, nil
+	return sandbox.Session{ID: "s-" + r.RunID, Workdir: "/sandbox/" + r.RunID, HostWorkspace: "/host/" + r.RunID}, nil
 }
 
-func (f *fake) Teardown(_ context.Context, id string) error {
+func (f *fake) Teardown(_ context.Context, id string) (sandbox.Released, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.tornDown = append(f.tornDown, id)
 	if id == "busy" {
-		return errors.New("session busy")
+		return sandbox.Released{}, errors.New("session busy")
 	}
-	return nil
+	return sandbox.Released{Notice: "changes kept on branch sparrow/" + id}, nil
 }
 
 func (f *fake) Exec(ctx context.Context, r sandbox.ExecRequest, sio sandbox.IO) (sandbox.Exit, error) {
@@ -178,16 +178,20 @@ func TestPrepareAndTeardown(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if d := cmp.Diff(sandbox.Session{ID: "s-r1", Workdir: "/sandbox/r1"}, sess); d != "" {
+	if d := cmp.Diff(sandbox.Session{ID: "s-r1", Workdir: "/sandbox/r1", HostWorkspace: "/host/r1"}, sess); d != "" {
 		t.Errorf("session (-want +got):\n%s", d)
 	}
 	if _, err := sb.Prepare(t.Context(), sandbox.PrepareRequest{RunID: "doomed"}); err == nil || !strings.Contains(err.Error(), "no docker engine") {
 		t.Errorf("failing prepare: %v", err)
 	}
-	if err := sb.Teardown(t.Context(), sess.ID); err != nil {
+	rel, err := sb.Teardown(t.Context(), sess.ID)
+	if err != nil {
 		t.Fatal(err)
 	}
-	if err := sb.Teardown(t.Context(), "busy"); err == nil || !strings.Contains(err.Error(), "session busy") {
+	if rel.Notice != "changes kept on branch sparrow/s-r1" {
+		t.Errorf("teardown notice %q did not cross the wire", rel.Notice)
+	}
+	if _, err := sb.Teardown(t.Context(), "busy"); err == nil || !strings.Contains(err.Error(), "session busy") {
 		t.Errorf("failing teardown: %v", err)
 	}
 	prepared, tornDown, _ := f.record()
@@ -420,7 +424,7 @@ func TestUnknownComponentIsNotFound(t *testing.T) {
 			_, err := ghost.Exec(ctx, sandbox.ExecRequest{Argv: []string{"true"}}, sandbox.IO{})
 			return err
 		}},
-		{"teardown", func(ctx context.Context) error { return ghost.Teardown(ctx, "s") }},
+		{"teardown", func(ctx context.Context) error { _, err := ghost.Teardown(ctx, "s"); return err }},
 	}
 	for _, tc := range cases {
 		t.Run(tc.op, func(t *testing.T) {

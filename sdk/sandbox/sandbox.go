@@ -27,8 +27,17 @@ type Sandbox interface {
 	// request (a limit it cannot enforce, network control it lacks) returns
 	// an Exit with code 127 and says why on Stderr; it never pretends.
 	Exec(ctx context.Context, req ExecRequest, io IO) (Exit, error)
-	// Teardown releases a session.
-	Teardown(ctx context.Context, sessionID string) error
+	// Teardown releases a session. It is idempotent: tearing down an
+	// unknown or released session is not an error.
+	Teardown(ctx context.Context, sessionID string) (Released, error)
+}
+
+// Released is what a backend reports when a session is torn down.
+type Released struct {
+	// Notice is what the user should know now, such as the branch holding
+	// the run's changes and how to merge or discard it. Shown at the end
+	// of the run; empty when there is nothing to say.
+	Notice string
 }
 
 // Capabilities describes what a backend enforces.
@@ -63,6 +72,11 @@ type Session struct {
 	ID string
 	// Workdir is the workspace root as commands see it.
 	Workdir string
+	// HostWorkspace is where the session's files live on this machine
+	// when the backend put them somewhere other than the workspace asked
+	// for (a git worktree): tools, checkpoints and the gate then work
+	// there. Empty means the requested workspace.
+	HostWorkspace string
 }
 
 // Limits bound one command. Zero means the backend's default.

@@ -69,15 +69,12 @@ func newID(runID string) string {
 }
 
 // Teardown implements sandbox.Sandbox. The workspace itself is left as it
-// is: it is the user's directory.
-func (l *Local) Teardown(_ context.Context, id string) error {
+// is: it is the user's directory. An unknown session is not an error.
+func (l *Local) Teardown(_ context.Context, id string) (sandbox.Released, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if _, ok := l.sessions[id]; !ok {
-		return fmt.Errorf("local: teardown: no session %q", id)
-	}
 	delete(l.sessions, id)
-	return nil
+	return sandbox.Released{}, nil
 }
 
 // session looks up a prepared session; ok is false for an unknown id.

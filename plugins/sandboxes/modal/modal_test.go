@@ -257,18 +257,21 @@ func TestUnauthenticatedCLI(t *testing.T) {
 func TestTeardownStopsOnlyCreated(t *testing.T) {
 	f := newFixture(t)
 	s := f.prepare(t)
-	must(t, f.m.Teardown(context.Background(), s.ID))
+	_, err := f.m.Teardown(context.Background(), s.ID)
+	must(t, err)
 	log := f.log(t)
 	if log[len(log)-1] != "modal"+bracket("container", "stop", "ta-fake1") {
 		t.Errorf("last command %q", log[len(log)-1])
 	}
-	must(t, f.m.Teardown(context.Background(), s.ID)) // idempotent
+	_, err = f.m.Teardown(context.Background(), s.ID) // idempotent
+	must(t, err)
 
 	f = newFixture(t)
 	f.configure(t, map[string]any{"workdir": f.remote, "container": "ta-mine"})
 	s = f.prepare(t)
 	exit, _, _ := f.exec(t, sandbox.ExecRequest{SessionID: s.ID, Argv: []string{"true"}}, "")
-	must(t, f.m.Teardown(context.Background(), s.ID))
+	_, err = f.m.Teardown(context.Background(), s.ID)
+	must(t, err)
 	all := strings.Join(f.log(t), "\n")
 	if exit.Code != 0 || strings.Contains(all, "create") || strings.Contains(all, "[stop]") || !strings.Contains(all, "[ta-mine]") {
 		t.Errorf("existing container: exit %+v, log:\n%s", exit, all)

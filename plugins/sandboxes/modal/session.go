@@ -194,13 +194,13 @@ func newID(runID string) string {
 // Teardown implements sandbox.Sandbox. A sandbox this backend created is
 // stopped with `modal container stop ID`; an existing container is left
 // running. Tearing down an unknown session is not an error (idempotent).
-func (m *Modal) Teardown(ctx context.Context, id string) error {
+func (m *Modal) Teardown(ctx context.Context, id string) (sandbox.Released, error) {
 	m.mu.Lock()
 	s, ok := m.sessions[id]
 	delete(m.sessions, id)
 	m.mu.Unlock()
 	if !ok || !s.created {
-		return nil
+		return sandbox.Released{}, nil
 	}
 	ctx, cancel := context.WithTimeout(ctx, stopTimeout)
 	defer cancel()
@@ -208,9 +208,9 @@ func (m *Modal) Teardown(ctx context.Context, id string) error {
 	cmd := m.command(ctx, s.cfg.Modal, "container", "stop", s.container)
 	cmd.Stderr = &errOut
 	if err := cmd.Run(); err != nil {
-		return fmt.Errorf("modal: teardown: modal container stop %s: %w", s.container, toolError(err, errOut.String(), s.cfg.Modal))
+		return sandbox.Released{}, fmt.Errorf("modal: teardown: modal container stop %s: %w", s.container, toolError(err, errOut.String(), s.cfg.Modal))
 	}
-	return nil
+	return sandbox.Released{}, nil
 }
 
 func (m *Modal) session(id string) (*session, bool) {

@@ -113,7 +113,7 @@ func (a *app) sandboxExecCmd() *command {
 		if err != nil {
 			return a.fail(err)
 		}
-		defer func() { _ = sb.Teardown(context.WithoutCancel(a.ctx), sess.ID) }()
+		defer func() { _, _ = sb.Teardown(context.WithoutCancel(a.ctx), sess.ID) }()
 		exit, err := sb.Exec(a.ctx, sandbox.ExecRequest{SessionID: sess.ID, Argv: argv, Workdir: sess.Workdir,
 			Limits: sandbox.Limits{Timeout: timeout}, AllowNetwork: true},
 			sandbox.IO{Stdin: a.env.Stdin, Stdout: a.env.Stdout, Stderr: a.env.Stderr})

@@ -233,7 +233,11 @@ type PrepareResponse struct {
 	state     protoimpl.MessageState `protogen:"open.v1"`
 	SessionId string                 `protobuf:"bytes,1,opt,name=session_id,json=sessionId,proto3" json:"session_id,omitempty"`
 	// Workspace root as commands see it inside the sandbox.
-	Workdir       string `protobuf:"bytes,2,opt,name=workdir,proto3" json:"workdir,omitempty"`
+	Workdir string `protobuf:"bytes,2,opt,name=workdir,proto3" json:"workdir,omitempty"`
+	// Where the session's files live on this machine when the backend put
+	// them somewhere other than the workspace asked for (a git worktree).
+	// Tools, checkpoints and the gate then work there. Empty: the workspace.
+	HostWorkspace string `protobuf:"bytes,3,opt,name=host_workspace,json=hostWorkspace,proto3" json:"host_workspace,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -278,6 +282,13 @@ func (x *PrepareResponse) GetSessionId() string {
 func (x *PrepareResponse) GetWorkdir() string {
 	if x != nil {
 		return x.Workdir
+	}
+	return ""
+}
+
+func (x *PrepareResponse) GetHostWorkspace() string {
+	if x != nil {
+		return x.HostWorkspace
 	}
 	return ""
 }
@@ -947,7 +958,11 @@ func (x *TeardownRequest) GetSessionId() string {
 }
 
 type TeardownResponse struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// What the user should know now the session is gone, such as where its
+	// changes are kept and how to merge or discard them. Shown at the end of
+	// the run; empty when there is nothing to say.
+	Notice        string `protobuf:"bytes,1,opt,name=notice,proto3" json:"notice,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -982,6 +997,13 @@ func (*TeardownResponse) Descriptor() ([]byte, []int) {
 	return file_sparrow_v1_sandbox_proto_rawDescGZIP(), []int{12}
 }
 
+func (x *TeardownResponse) GetNotice() string {
+	if x != nil {
+		return x.Notice
+	}
+	return ""
+}
+
 var File_sparrow_v1_sandbox_proto protoreflect.FileDescriptor
 
 const file_sparrow_v1_sandbox_proto_rawDesc = "" +
@@ -1002,11 +1024,12 @@ const file_sparrow_v1_sandbox_proto_rawDesc = "" +
 	"\tcomponent\x18\x01 \x01(\tR\tcomponent\x12\x15\n" +
 	"\x06run_id\x18\x02 \x01(\tR\x05runId\x12\x1c\n" +
 	"\tworkspace\x18\x03 \x01(\tR\tworkspace\x121\n" +
-	"\x06policy\x18\x04 \x01(\v2\x19.sparrow.v1.SandboxPolicyR\x06policy\"J\n" +
+	"\x06policy\x18\x04 \x01(\v2\x19.sparrow.v1.SandboxPolicyR\x06policy\"q\n" +
 	"\x0fPrepareResponse\x12\x1d\n" +
 	"\n" +
 	"session_id\x18\x01 \x01(\tR\tsessionId\x12\x18\n" +
-	"\aworkdir\x18\x02 \x01(\tR\aworkdir\"\xce\x01\n" +
+	"\aworkdir\x18\x02 \x01(\tR\aworkdir\x12%\n" +
+	"\x0ehost_workspace\x18\x03 \x01(\tR\rhostWorkspace\"\xce\x01\n" +
 	"\rSandboxPolicy\x12(\n" +
 	"\x10read_write_paths\x18\x01 \x03(\tR\x0ereadWritePaths\x12&\n" +
 	"\x0fread_only_paths\x18\x02 \x03(\tR\rreadOnlyPaths\x12!\n" +
@@ -1060,8 +1083,9 @@ const file_sparrow_v1_sandbox_proto_rawDesc = "" +
 	"\x0fTeardownRequest\x12\x1c\n" +
 	"\tcomponent\x18\x01 \x01(\tR\tcomponent\x12\x1d\n" +
 	"\n" +
-	"session_id\x18\x02 \x01(\tR\tsessionId\"\x12\n" +
-	"\x10TeardownResponse2\xa1\x02\n" +
+	"session_id\x18\x02 \x01(\tR\tsessionId\"*\n" +
+	"\x10TeardownResponse\x12\x16\n" +
+	"\x06notice\x18\x01 \x01(\tR\x06notice2\xa1\x02\n" +
 	"\aSandbox\x12P\n" +
 	"\fCapabilities\x12\x1f.sparrow.v1.CapabilitiesRequest\x1a\x1f.sparrow.v1.SandboxCapabilities\x12B\n" +
 	"\aPrepare\x12\x1a.sparrow.v1.PrepareRequest\x1a\x1b.sparrow.v1.PrepareResponse\x129\n" +
