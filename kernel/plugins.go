@@ -298,7 +298,7 @@ func (k *Kernel) configure(ctx context.Context, p *pluginhost.Plugin, kind plugi
 	if err != nil {
 		return fmt.Errorf("%s %s: encode config: %w", kind, name, err)
 	}
-	return p.Configure(ctx, component, plugin.Config{Values: raw, Workspace: k.opts.Workspace})
+	return p.Configure(ctx, component, plugin.Config{Values: raw, Workspace: k.opts.Workspace, StateDir: k.Config.Paths.StateDir})
 }
 
 // attrSpecs converts a plugin's declared schema into config's terms.

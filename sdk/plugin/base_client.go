@@ -96,7 +96,7 @@ func (c *BaseClient) Configure(ctx context.Context, component string, cfg Config
 		return fmt.Errorf("configure %q: values are not JSON", component)
 	}
 	_, err := c.client.Configure(ctx, &pb.ConfigureRequest{
-		Component: component, ConfigJson: cfg.Values, Workspace: cfg.Workspace,
+		Component: component, ConfigJson: cfg.Values, Workspace: cfg.Workspace, StateDir: cfg.StateDir,
 	})
 	return err
 }

@@ -108,7 +108,7 @@ func (s *BaseServer) Configure(ctx context.Context, req *pb.ConfigureRequest) (*
 	if !ok {
 		return &pb.ConfigureResponse{}, nil
 	}
-	if err := cfg.Configure(ctx, Config{Values: req.GetConfigJson(), Workspace: req.GetWorkspace()}); err != nil {
+	if err := cfg.Configure(ctx, Config{Values: req.GetConfigJson(), Workspace: req.GetWorkspace(), StateDir: req.GetStateDir()}); err != nil {
 		return nil, status.Errorf(codes.InvalidArgument, "configure %q: %v", req.GetComponent(), err)
 	}
 	return &pb.ConfigureResponse{}, nil

@@ -157,7 +157,7 @@ func TestConfigurePassesJSONAndWorkspace(t *testing.T) {
 		name string
 		cfg  plugin.Config
 	}{
-		{"values and workspace", plugin.Config{Values: json.RawMessage(`{"base_url":"https://api.example","retries":3,"headers":{"X-A":"b"}}`), Workspace: "/home/ada/project"}},
+		{"values and workspace", plugin.Config{Values: json.RawMessage(`{"base_url":"https://api.example","retries":3,"headers":{"X-A":"b"}}`), Workspace: "/home/ada/project", StateDir: "/home/ada/.local/state/sparrow"}},
 		{"no values", plugin.Config{Workspace: "/w"}},
 		{"no workspace", plugin.Config{Values: json.RawMessage(`{"stream":false}`)}},
 		{"unicode survives", plugin.Config{Values: json.RawMessage(`{"greeting":"grüß dich ✓"}`), Workspace: "/tmp/dossier été"}},

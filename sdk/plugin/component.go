@@ -33,6 +33,9 @@ type Config struct {
 	Values json.RawMessage
 	// Workspace is the absolute workspace root of the run, when known.
 	Workspace string
+	// StateDir is Sparrow's state directory. A component that keeps state
+	// across runs keeps it in a subdirectory it names after itself.
+	StateDir string
 }
 
 // Decode unmarshals the configuration values into v.

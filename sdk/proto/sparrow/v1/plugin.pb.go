@@ -604,7 +604,10 @@ type ConfigureRequest struct {
 	// Decoded configuration: a JSON object keyed by attribute name.
 	ConfigJson []byte `protobuf:"bytes,2,opt,name=config_json,json=configJson,proto3" json:"config_json,omitempty"`
 	// Absolute workspace root of the run, when one is known.
-	Workspace     string `protobuf:"bytes,3,opt,name=workspace,proto3" json:"workspace,omitempty"`
+	Workspace string `protobuf:"bytes,3,opt,name=workspace,proto3" json:"workspace,omitempty"`
+	// Sparrow's state directory. A component that keeps state across runs
+	// (a worktree backend's worktrees) keeps it in a subdirectory it names.
+	StateDir      string `protobuf:"bytes,4,opt,name=state_dir,json=stateDir,proto3" json:"state_dir,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -656,6 +659,13 @@ func (x *ConfigureRequest) GetConfigJson() []byte {
 func (x *ConfigureRequest) GetWorkspace() string {
 	if x != nil {
 		return x.Workspace
+	}
+	return ""
+}
+
+func (x *ConfigureRequest) GetStateDir() string {
+	if x != nil {
+		return x.StateDir
 	}
 	return ""
 }
@@ -729,12 +739,13 @@ const file_sparrow_v1_plugin_proto_rawDesc = "" +
 	"\brequired\x18\x03 \x01(\bR\brequired\x12 \n" +
 	"\vdescription\x18\x04 \x01(\tR\vdescription\x12!\n" +
 	"\fdefault_json\x18\x05 \x01(\tR\vdefaultJson\x12\x1c\n" +
-	"\tsensitive\x18\x06 \x01(\bR\tsensitive\"o\n" +
+	"\tsensitive\x18\x06 \x01(\bR\tsensitive\"\x8c\x01\n" +
 	"\x10ConfigureRequest\x12\x1c\n" +
 	"\tcomponent\x18\x01 \x01(\tR\tcomponent\x12\x1f\n" +
 	"\vconfig_json\x18\x02 \x01(\fR\n" +
 	"configJson\x12\x1c\n" +
-	"\tworkspace\x18\x03 \x01(\tR\tworkspace\"\x13\n" +
+	"\tworkspace\x18\x03 \x01(\tR\tworkspace\x12\x1b\n" +
+	"\tstate_dir\x18\x04 \x01(\tR\bstateDir\"\x13\n" +
 	"\x11ConfigureResponse*b\n" +
 	"\x04Kind\x12\x14\n" +
 	"\x10KIND_UNSPECIFIED\x10\x00\x12\x11\n" +
