@@ -2,6 +2,8 @@ package sandbox
 
 import (
 	"fmt"
+	"path"
+	"path/filepath"
 	"sort"
 	"strings"
 )
@@ -43,4 +45,46 @@ func MergeEnv(base, extra map[string]string) ([]string, error) {
 	}
 	sort.Strings(out)
 	return out, nil
+}
+
+// Denied reports whether any component of the slash-separated path rel
+// matches a denied name or glob ("`.env`" denies `src/.env`). Backends
+// that copy or mount the workspace leave such paths out.
+func Denied(patterns []string, rel string) bool {
+	for _, comp := range strings.Split(rel, "/") {
+		if comp == "" || comp == "." || comp == ".." {
+			continue
+		}
+		for _, d := range patterns {
+			if ok, _ := path.Match(d, comp); ok || comp == d {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// DeniedArgument returns the first of workdir (relative to the workspace,
+// so directories above it do not count) and the words of argv that names
+// a denied path, or "". Words inside `sh -c` scripts are checked too.
+// This is every backend's seed rule, not isolation: a program that
+// computes a path at run time is not stopped by it; backends that can
+// also keep denied paths out of the filesystem the command sees.
+func DeniedArgument(patterns []string, workdir string, argv []string) string {
+	if len(patterns) == 0 {
+		return ""
+	}
+	words := []string{workdir}
+	for _, a := range argv {
+		words = append(words, a)
+		words = append(words, strings.FieldsFunc(a, func(r rune) bool {
+			return strings.ContainsRune(" \t\n;&|<>()'\"`=$", r)
+		})...)
+	}
+	for _, w := range words {
+		if Denied(patterns, filepath.ToSlash(w)) {
+			return w
+		}
+	}
+	return ""
 }

@@ -48,7 +48,7 @@ func (l *Local) Exec(ctx context.Context, req sandbox.ExecRequest, sio sandbox.I
 	if s.root != "" {
 		rel, _ = filepath.Rel(s.root, dir)
 	}
-	if hit := deniedPath(s.policy.DeniedPaths, rel, req.Argv); hit != "" {
+	if hit := sandbox.DeniedArgument(s.policy.DeniedPaths, rel, req.Argv); hit != "" {
 		return refuse(sandbox.ExitUnsupported, "%s is a denied path; the command was not run", hit)
 	}
 	env, err := l.env(req.Env, s.policy.EnvAllowlist)
