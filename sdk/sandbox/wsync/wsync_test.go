@@ -258,4 +258,3 @@ func must(t *testing.T, err error) {
 		t.Fatal(err)
 	}
 }
-
