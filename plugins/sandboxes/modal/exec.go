@@ -81,11 +81,8 @@ func (m *Modal) Exec(ctx context.Context, req sandbox.ExecRequest, sio sandbox.I
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if !s.uploaded {
-		if err := m.upload(ctx, s); err != nil {
-			return refuse("%v", err)
-		}
-		s.uploaded = true
+	if err := m.push(ctx, s); err != nil {
+		return refuse("%v", err)
 	}
 	stdinFile, err := m.stageStdin(ctx, s, sio.Stdin)
 	if err != nil {
@@ -106,7 +103,7 @@ func (m *Modal) Exec(ctx context.Context, req sandbox.ExecRequest, sio sandbox.I
 	// and rewind see them, even after a failure or a timeout.
 	dctx, dcancel := context.WithTimeout(context.WithoutCancel(ctx), syncTimeout)
 	defer dcancel()
-	if derr := m.download(dctx, s); derr != nil {
+	if derr := m.pull(dctx, s); derr != nil {
 		fmt.Fprintf(stderr, "sparrow: modal: %v\n", derr)
 		if exit.Code == 0 {
 			exit.Code = sandbox.ExitUnsupported
@@ -220,12 +217,12 @@ func (m *Modal) stageStdin(ctx context.Context, s *session, r io.Reader) (string
 	if err != nil || len(data) == 0 {
 		return "", err
 	}
-	name := ".sparrow-stdin-" + nonce()
+	name := "/tmp/.sparrow-stdin-" + nonce()
 	var errOut bytes.Buffer
-	if err := m.python(ctx, s.cfg, bytes.NewReader(stdinTar(name, data)), io.Discard, &errOut, "put", s.sandboxID, "/tmp"); err != nil {
+	if err := m.python(ctx, s.cfg, bytes.NewReader(data), io.Discard, &errOut, "put", s.sandboxID, "cat > "+name); err != nil {
 		return "", fmt.Errorf("copy stdin into the container: %w", toolError(err, errOut.String(), s.cfg.Python))
 	}
-	return "/tmp/" + name, nil
+	return name, nil
 }
 
 // readAll reads r to its end unless ctx ends first.

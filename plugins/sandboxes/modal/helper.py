@@ -6,8 +6,10 @@
 # /docs/sdk/py/latest/modal.io_streams).
 #
 #   create CONFIG_JSON   create a Sandbox; print {"sandbox_id", "container_id"}
-#   put SANDBOX DIR      extract the tar on stdin into DIR in the Sandbox
-#   get SANDBOX DIR      write a tar of DIR in the Sandbox to stdout
+#   put SANDBOX SCRIPT   run sh -c SCRIPT in the Sandbox with this stdin
+#                        (Sparrow's script applies a tar of workspace changes)
+#   get SANDBOX SCRIPT   run sh -c SCRIPT in the Sandbox, its binary stdout
+#                        to this stdout (Sparrow's script writes a tar)
 import base64
 import json
 import sys
@@ -38,9 +40,9 @@ def create(cfg):
     print(json.dumps({"sandbox_id": sb.object_id, "container_id": task}))
 
 
-def put(sid, d):
+def put(sid, script):
     sb = modal.Sandbox.from_id(sid)
-    p = sb.exec("sh", "-c", 'mkdir -p "$1" && tar -x -C "$1"', "sh", d)
+    p = sb.exec("sh", "-c", script)
     while True:
         chunk = sys.stdin.buffer.read(1 << 20)
         if not chunk:
@@ -54,10 +56,10 @@ def put(sid, d):
     sys.exit(rc)
 
 
-def get(sid, d):
+def get(sid, script):
     sb = modal.Sandbox.from_id(sid)
     # base64 keeps the archive intact through the SDK's text streams.
-    p = sb.exec("sh", "-c", 'tar -c -C "$1" . | base64', "sh", d)
+    p = sb.exec("sh", "-c", "{ " + script + "; } | base64")
     out = p.stdout.read()
     rc = p.wait()
     sys.stderr.write(p.stderr.read())

@@ -42,8 +42,8 @@ shift 2
 { printf 'python3'; for a; do printf ' [%s]' "$a"; done; echo; } >> "$DIR/log"
 case "$1" in
 create) echo '{"sandbox_id":"sb-fake1","container_id":"ta-fake1"}' ;;
-put) cat > "$DIR/in.tar"; echo "put-bytes $(wc -c < "$DIR/in.tar" | tr -d ' ')" >> "$DIR/log"; mkdir -p "$3"; tar -x -C "$3" -f "$DIR/in.tar" ;;
-get) tar -c -C "$3" . ;;
+put) cat > "$DIR/in.tar"; echo "put-bytes $(wc -c < "$DIR/in.tar" | tr -d ' ')" >> "$DIR/log"; sh -c "$3" < "$DIR/in.tar" ;;
+get) sh -c "$3" ;;
 *) exit 2 ;;
 esac
 `
@@ -146,11 +146,11 @@ func TestExecCommandLinesAndSync(t *testing.T) {
 	mark = mark[:strings.IndexByte(mark, ']')]
 	want := []string{
 		"python3" + bracket("create", create),
-		"python3" + bracket("put", "sb-fake1", f.remote),
+		"python3" + bracket("put", "sb-fake1", "set -e; mkdir -p "+f.remote+"; cd "+f.remote+"; find . -mindepth 1 -maxdepth 1 -exec rm -rf {} +; tar -xf -"),
 		log[2], // put-bytes N
 		"modal" + bracket("container", "exec", "--no-pty", "ta-fake1", "--", "sh", "-c", wrapper, "sparrow", f.remote, "", mark,
 			"env", "LANG=C.UTF-8", "X=1", "sh", "-c", script),
-		"python3" + bracket("get", "sb-fake1", f.remote),
+		"python3" + bracket("get", "sb-fake1", "cd "+f.remote+" && tar -cf - ."),
 	}
 	if d := cmp.Diff(want, log); d != "" {
 		t.Errorf("command lines (-want +got):\n%s", d)
@@ -282,5 +282,31 @@ func must(t *testing.T, err error) {
 	t.Helper()
 	if err != nil {
 		t.Fatal(err)
+	}
+}
+
+// The host changes between commands (a file tool writes, rewind restores):
+// the next command sees it, and only the change travels.
+func TestHostChangesReachTheNextCommand(t *testing.T) {
+	f := newFixture(t)
+	s := f.prepare(t)
+	if exit, _, _ := f.exec(t, sandbox.ExecRequest{SessionID: s.ID, Argv: []string{"true"}}, ""); exit.Code != 0 {
+		t.Fatalf("first command: %+v", exit)
+	}
+	if err := os.WriteFile(filepath.Join(f.ws, "written-by-a-tool.txt"), []byte("fresh\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	exit, out, _ := f.exec(t, sandbox.ExecRequest{SessionID: s.ID, Argv: []string{"cat", "written-by-a-tool.txt"}}, "")
+	if exit.Code != 0 || out != "fresh\n" {
+		t.Fatalf("the container did not see the host's change: %+v %q", exit, out)
+	}
+	var puts []string
+	for _, l := range f.log(t) {
+		if strings.HasPrefix(l, "python3 [put]") {
+			puts = append(puts, l)
+		}
+	}
+	if len(puts) != 2 || strings.Contains(puts[1], "find . -mindepth 1") {
+		t.Errorf("want a full upload then a delta, got:\n%s", strings.Join(puts, "\n"))
 	}
 }

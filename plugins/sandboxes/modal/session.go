@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/sparrow-cli/sparrow/sdk/sandbox"
+	"github.com/sparrow-cli/sparrow/sdk/sandbox/wsync"
 )
 
 // stopTimeout bounds `modal container stop` at Teardown.
@@ -38,12 +39,9 @@ type session struct {
 
 	// mu serialises syncs and commands: each command sees the workspace
 	// the previous one left.
-	mu       sync.Mutex
-	uploaded bool
-	// synced are the workspace paths (slash-separated) known to exist in
-	// the container after the last sync; one missing from the next
-	// download was deleted remotely.
-	synced map[string]bool
+	mu sync.Mutex
+	// mirror is the host side of the workspace copy.
+	mirror *wsync.Mirror
 }
 
 // Prepare implements sandbox.Sandbox: it creates a Modal Sandbox through
@@ -67,7 +65,7 @@ func (m *Modal) Prepare(ctx context.Context, req sandbox.PrepareRequest) (sandbo
 		return sandbox.Session{}, fmt.Errorf("modal: prepare: this backend cannot enforce read-only paths (%s): the container's copy of the workspace is writable and copied back",
 			strings.Join(req.Policy.ReadOnlyPaths, ", "))
 	}
-	s := &session{root: ws, policy: req.Policy, cfg: cfg, synced: map[string]bool{}}
+	s := &session{root: ws, policy: req.Policy, cfg: cfg, mirror: wsync.New(ws, req.Policy.DeniedPaths)}
 	if cfg.Container != "" {
 		if !req.Policy.AllowNetwork {
 			return sandbox.Session{}, fmt.Errorf("modal: prepare: cannot block network access in the existing container %s; leave `container` unset so Sparrow creates a sandbox with block_network", cfg.Container)
