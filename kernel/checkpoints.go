@@ -11,6 +11,11 @@ import (
 
 // Checkpoints opens the checkpoint store of the workspace.
 func (k *Kernel) Checkpoints(ctx context.Context) (*checkpoint.Store, error) {
+	return k.checkpointsOf(ctx, k.opts.Workspace)
+}
+
+// checkpointsOf opens the checkpoint store of the directory ws.
+func (k *Kernel) checkpointsOf(ctx context.Context, ws string) (*checkpoint.Store, error) {
 	if k.Config.Paths.StateDir == "" {
 		return nil, fmt.Errorf("checkpoints need a state directory; set HOME or XDG_STATE_HOME")
 	}
@@ -18,7 +23,7 @@ func (k *Kernel) Checkpoints(ctx context.Context) (*checkpoint.Store, error) {
 	if maxSize == 0 {
 		maxSize = -1 // max_file_mb = 0: no cap
 	}
-	return checkpoint.Open(ctx, k.opts.Workspace, k.Config.Paths.StateDir, checkpoint.Options{MaxFileSize: maxSize})
+	return checkpoint.Open(ctx, ws, k.Config.Paths.StateDir, checkpoint.Options{MaxFileSize: maxSize})
 }
 
 type started struct {
@@ -29,10 +34,10 @@ type started struct {
 
 // startCheckpoint opens the store and snapshots the workspace as a run
 // finds it, in the background; the result arrives on the channel.
-func (k *Kernel) startCheckpoint(ctx context.Context, runID string) <-chan started {
+func (k *Kernel) startCheckpoint(ctx context.Context, ws, runID string) <-chan started {
 	ch := make(chan started, 1)
 	go func() {
-		store, err := k.Checkpoints(ctx)
+		store, err := k.checkpointsOf(ctx, ws)
 		if err != nil {
 			ch <- started{err: err}
 			return

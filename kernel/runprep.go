@@ -17,7 +17,6 @@ import (
 	"github.com/sparrow-cli/sparrow/kernel/recorder"
 	"github.com/sparrow-cli/sparrow/kernel/redact"
 	"github.com/sparrow-cli/sparrow/sdk/plugin"
-	"github.com/sparrow-cli/sparrow/sdk/sandbox"
 )
 
 // RunOptions prepare one run.
@@ -38,6 +37,12 @@ type Run struct {
 	// Warnings are problems the run goes on without, such as a tool
 	// plugin that would not start; the caller shows them.
 	Warnings []string
+	// Workspace is where the run works: the requested workspace, or the
+	// sandbox's own (a git worktree).
+	Workspace string
+	// Notices are what the sandbox reported at teardown (where a
+	// worktree's changes are and how to merge them); set by Close.
+	Notices []string
 
 	closeOnce sync.Once
 	closers   []func()
@@ -57,49 +62,39 @@ func (r *Run) Close() {
 // opens the recording and wires bus, gate and engine.
 func (k *Kernel) PrepareRun(ctx context.Context, o RunOptions) (*Run, error) {
 	cfg := k.Config
-	ws := k.opts.Workspace
 	// Start every plugin the run needs at once; the sequential steps below
 	// then wait only for the slowest start, not the sum.
 	go func() { _ = k.Plugins.StartAll(ctx, k.runPlugins()...) }()
+	runID := recorder.NewRunID(time.Now())
+	// The sandbox comes first: a backend may move the run's files (a git
+	// worktree), and everything after works where they are.
+	sbs, err := k.OpenSandbox(ctx, SandboxOptions{RunID: runID})
+	if err != nil {
+		return nil, err
+	}
+	r := &Run{Workspace: sbs.Workspace}
+	r.closers = append(r.closers, func() {
+		if n := sbs.Close(context.WithoutCancel(ctx)); n != "" {
+			r.Notices = append(r.Notices, n)
+		}
+	})
+	ws := sbs.Workspace
+	sb, sess := sbs.Sandbox, sbs.Session
 	// The state the run starts from is snapshotted meanwhile: inputs.json
 	// names it, so `replay --execute` can start where this run did.
-	runID := recorder.NewRunID(time.Now())
-	start := k.startCheckpoint(ctx, runID)
+	start := k.startCheckpoint(ctx, ws, runID)
 	routes, err := k.Routes(ctx, cfg.Model)
 	if err != nil {
+		r.Close()
 		return nil, err
 	}
 	tools, toolErr := k.Tools(ctx)
 	if toolErr != nil {
 		k.Log.Warn("some tools are unavailable", "error", toolErr)
 		if len(tools) == 0 {
+			r.Close()
 			return nil, toolErr
 		}
-	}
-	sb, err := k.Sandbox(ctx, cfg.Sandbox)
-	if err != nil {
-		return nil, err
-	}
-	caps, err := sb.Capabilities(ctx)
-	if err != nil {
-		return nil, err
-	}
-	if !caps.Available {
-		return nil, fmt.Errorf("sandbox %s is unavailable here: %s", cfg.Sandbox, caps.UnavailableReason)
-	}
-	sess, err := sb.Prepare(ctx, sandbox.PrepareRequest{RunID: runID, Workspace: ws, Policy: sandbox.Policy{
-		ReadWritePaths: []string{ws},
-		DeniedPaths:    cfg.Permissions.DeniedPaths,
-		// Backends without network control cannot deny it; for them the
-		// gate's shell analysis judges network commands instead.
-		AllowNetwork: !caps.NetworkControl,
-		EnvAllowlist: []string{"PATH", "HOME", "LANG", "TERM", "TMPDIR", "USER"},
-	}})
-	if err != nil {
-		return nil, err
-	}
-	r := &Run{}
-	if toolErr != nil {
 		errs := []error{toolErr}
 		if j, ok := toolErr.(interface{ Unwrap() []error }); ok {
 			errs = j.Unwrap()
@@ -108,7 +103,6 @@ func (k *Kernel) PrepareRun(ctx context.Context, o RunOptions) (*Run, error) {
 			r.Warnings = append(r.Warnings, e.Error())
 		}
 	}
-	r.closers = append(r.closers, func() { _, _ = sb.Teardown(context.WithoutCancel(ctx), sess.ID) })
 	red := k.redactor()
 	st := <-start
 	if st.err != nil {

@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"encoding/json"
 	"flag"
 	"fmt"
 	"strings"
@@ -256,7 +255,5 @@ func (a *app) pluginListJSON(k *kernel.Kernel, status map[string]pluginStatus) e
 			Locked: t.Locked, Signer: t.Signer, SignerTrusted: t.SignerTrusted, Status: st.text,
 			OK: !st.failed && k.Unavailable(m.Name) == ""})
 	}
-	enc := json.NewEncoder(a.env.Stdout)
-	enc.SetIndent("", "  ")
-	return enc.Encode(out)
+	return writeJSON(a.env.Stdout, out)
 }

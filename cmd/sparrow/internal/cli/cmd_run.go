@@ -160,6 +160,13 @@ func (a *app) execute(s runSpec) (engine.Result, string, error) {
 	res, err := run.Engine.Run(a.ctx)
 	run.Close()
 	out.finish(res, run.Dir)
+	notices := a.env.Stdout
+	if s.json {
+		notices = a.env.Stderr // stdout is the event stream
+	}
+	for _, n := range run.Notices {
+		fmt.Fprintln(notices, n)
+	}
 	return res, run.Dir, err
 }
 

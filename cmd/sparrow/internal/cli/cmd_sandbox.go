@@ -2,10 +2,13 @@ package cli
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"os"
+	"path/filepath"
 	"text/tabwriter"
 	"time"
 
@@ -14,13 +17,38 @@ import (
 	"github.com/sparrow-cli/sparrow/sdk/sandbox"
 )
 
+// writeJSON prints v indented, the way every --json listing does.
+func writeJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
+}
+
 func fileExists(path string) bool {
 	_, err := os.Stat(path)
 	return err == nil
 }
 
+// backendRow is one line of `sandbox list`.
+type backendRow struct {
+	Name      string `json:"name"`
+	Plugin    string `json:"plugin"`
+	Available bool   `json:"available"`
+	// Reason says why the backend cannot run here, and the fix.
+	Reason              string `json:"reason,omitempty"`
+	NetworkControl      bool   `json:"network_control"`
+	FilesystemIsolation bool   `json:"filesystem_isolation"`
+	ResourceLimits      bool   `json:"resource_limits"`
+	PersistentWorkspace bool   `json:"persistent_workspace"`
+	Remote              bool   `json:"remote"`
+	Configured          bool   `json:"configured"`
+}
+
 func (a *app) sandboxListCmd() *command {
-	c := &command{app: a, synopsis: "List sandbox backends and what each can enforce here", usage: "sparrow sandbox list"}
+	var asJSON bool
+	c := &command{app: a, synopsis: "List sandbox backends, what each enforces here, and why one cannot run",
+		usage: "sparrow sandbox list [--json]",
+		flags: func(fs *flag.FlagSet) { fs.BoolVar(&asJSON, "json", false, "print JSON") }}
 	c.run = func(args []string) int {
 		if len(args) > 0 {
 			return a.usageError(c.usage, "unexpected arguments %q", args)
@@ -29,27 +57,50 @@ func (a *app) sandboxListCmd() *command {
 		if k == nil {
 			return code
 		}
-		w := tabwriter.NewWriter(a.env.Stdout, 0, 4, 2, ' ', 0)
-		fmt.Fprintln(w, "SANDBOX\tPLUGIN\tAVAILABLE\tNETWORK-CONTROL\tFS-ISOLATION\tLIMITS\tREMOTE")
+		var rows []backendRow
 		for _, m := range k.Plugins.Manifests() {
 			if m.Kind != plugin.KindSandbox {
 				continue
 			}
 			for _, name := range m.Components {
+				row := backendRow{Name: name, Plugin: m.Name, Configured: name == k.Config.Sandbox}
 				caps, err := a.capabilities(k, name)
-				if err != nil {
-					fmt.Fprintf(w, "%s\t%s\tno: %v\t\t\t\t\n", name, m.Name, firstLine(err))
-					continue
+				switch {
+				case err != nil:
+					row.Reason = firstLine(err)
+				case !caps.Available:
+					row.Reason = caps.UnavailableReason
+				default:
+					row.Available = true
 				}
-				avail := "yes"
-				if !caps.Available {
-					avail = "no: " + caps.UnavailableReason
-				}
-				fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", name, m.Name, avail,
-					yesNo(caps.NetworkControl), yesNo(caps.FilesystemIsolation), yesNo(caps.ResourceLimits), yesNo(caps.Remote))
+				row.NetworkControl, row.FilesystemIsolation, row.ResourceLimits = caps.NetworkControl, caps.FilesystemIsolation, caps.ResourceLimits
+				row.PersistentWorkspace, row.Remote = caps.PersistentWorkspace, caps.Remote
+				rows = append(rows, row)
 			}
 		}
+		if asJSON {
+			if err := writeJSON(a.env.Stdout, rows); err != nil {
+				return a.fail(err)
+			}
+			return ExitOK
+		}
+		w := tabwriter.NewWriter(a.env.Stdout, 0, 4, 2, ' ', 0)
+		fmt.Fprintln(w, "SANDBOX\tPLUGIN\tAVAILABLE\tNETWORK-CONTROL\tFS-ISOLATION\tLIMITS\tPERSISTENT\tREMOTE")
+		for _, r := range rows {
+			name := r.Name
+			if r.Configured {
+				name += " *"
+			}
+			fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", name, r.Plugin, yesNo(r.Available),
+				yesNo(r.NetworkControl), yesNo(r.FilesystemIsolation), yesNo(r.ResourceLimits), yesNo(r.PersistentWorkspace), yesNo(r.Remote))
+		}
 		w.Flush()
+		fmt.Fprintf(a.env.Stdout, "\n* configured (sandbox = %q)\n", k.Config.Sandbox)
+		for _, r := range rows {
+			if !r.Available {
+				fmt.Fprintf(a.env.Stdout, "%s unavailable: %s\n", r.Name, r.Reason)
+			}
+		}
 		return ExitOK
 	}
 	return c
@@ -83,39 +134,58 @@ func firstLine(err error) string {
 }
 
 func (a *app) sandboxExecCmd() *command {
-	var name string
-	var timeout time.Duration
+	var (
+		backend, workspace string
+		allowNetwork       bool
+		envAllow           repeated
+		timeout            time.Duration
+	)
 	c := &command{app: a,
-		synopsis: "Run one command in a sandbox backend, bypassing the agent (debugging)",
-		usage:    "sparrow sandbox exec [--sandbox NAME] [--timeout D] -- COMMAND [ARGS...]",
+		synopsis: "Run one command in a sandbox backend, the way a run does (debugging)",
+		usage:    "sparrow sandbox exec [--backend NAME] [--workspace DIR] [--allow-network] [--env-allow NAME]... [--timeout D] -- COMMAND [ARGS...]",
 		flags: func(fs *flag.FlagSet) {
-			fs.StringVar(&name, "sandbox", "", "sandbox backend (default: the configured sandbox)")
+			fs.StringVar(&backend, "backend", "", "sandbox backend (default: the configured sandbox)")
+			fs.StringVar(&workspace, "workspace", "", "workspace directory (default: -C or the current directory)")
+			fs.BoolVar(&allowNetwork, "allow-network", false, "let the command use the network (backends with network control deny it otherwise)")
+			fs.Var(&envAllow, "env-allow", "pass this host environment variable to the command (repeatable)")
 			fs.DurationVar(&timeout, "timeout", 0, "kill the command after this long (0: the backend's default)")
 		}}
 	c.run = func(argv []string) int {
 		if len(argv) == 0 {
 			return a.usageError(c.usage, "no command given")
 		}
-		k, code := a.openKernel(kernel.Options{})
+		ws := a.workspace()
+		if workspace != "" {
+			abs, err := filepath.Abs(workspace)
+			if err != nil {
+				return a.fail(err)
+			}
+			if fi, err := os.Stat(abs); err != nil || !fi.IsDir() {
+				return a.usageError(c.usage, "--workspace %s is not a directory", workspace)
+			}
+			ws = abs
+		}
+		k, code := a.openKernel(kernel.Options{Workspace: ws})
 		if k == nil {
 			return code
 		}
-		if name == "" {
-			name = k.Config.Sandbox
+		s, err := k.OpenSandbox(a.ctx, kernel.SandboxOptions{Backend: backend, RunID: "exec", Workspace: ws,
+			AllowNetwork: allowNetwork, EnvAllow: envAllow})
+		var unavailable *kernel.SandboxUnavailableError
+		if errors.As(err, &unavailable) {
+			fmt.Fprintf(a.env.Stderr, "sparrow: %v\n", err)
+			return ExitUnsupported
 		}
-		sb, err := k.Sandbox(a.ctx, name)
 		if err != nil {
 			return a.fail(err)
 		}
-		ws := a.workspace()
-		sess, err := sb.Prepare(a.ctx, sandbox.PrepareRequest{RunID: "exec", Workspace: ws,
-			Policy: sandbox.Policy{ReadWritePaths: []string{ws}, AllowNetwork: true}})
-		if err != nil {
-			return a.fail(err)
-		}
-		defer func() { _, _ = sb.Teardown(context.WithoutCancel(a.ctx), sess.ID) }()
-		exit, err := sb.Exec(a.ctx, sandbox.ExecRequest{SessionID: sess.ID, Argv: argv, Workdir: sess.Workdir,
-			Limits: sandbox.Limits{Timeout: timeout}, AllowNetwork: true},
+		defer func() {
+			if n := s.Close(context.WithoutCancel(a.ctx)); n != "" {
+				fmt.Fprintln(a.env.Stderr, n)
+			}
+		}()
+		exit, err := s.Exec(a.ctx, sandbox.ExecRequest{Argv: argv, Limits: sandbox.Limits{Timeout: timeout},
+			AllowNetwork: s.Policy.AllowNetwork},
 			sandbox.IO{Stdin: a.env.Stdin, Stdout: a.env.Stdout, Stderr: a.env.Stderr})
 		if err != nil {
 			if errors.Is(err, context.Canceled) {
