@@ -52,6 +52,7 @@ func builtPlugins(t testing.TB) string {
 		for _, p := range [][3]string{
 			{"local", "sandboxes/local", "sparrow-sandbox-local"},
 			{"modal-sandbox", "sandboxes/modal", "sparrow-sandbox-modal"},
+			{"worktree", "sandboxes/worktree", "sparrow-sandbox-worktree"},
 			{"replay", "providers/replay", "sparrow-provider-replay"},
 			{"core", "tools/core", "sparrow-tools"},
 		} {

@@ -169,7 +169,7 @@ func (a *app) sandboxExecCmd() *command {
 		if k == nil {
 			return code
 		}
-		s, err := k.OpenSandbox(a.ctx, kernel.SandboxOptions{Backend: backend, RunID: "exec", Workspace: ws,
+		s, err := k.OpenSandbox(a.ctx, kernel.SandboxOptions{Backend: backend, RunID: "exec-" + time.Now().Format("20060102-150405"), Workspace: ws,
 			AllowNetwork: allowNetwork, EnvAllow: envAllow})
 		var unavailable *kernel.SandboxUnavailableError
 		if errors.As(err, &unavailable) {

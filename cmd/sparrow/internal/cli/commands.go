@@ -104,6 +104,10 @@ func (a *app) commands() map[string]mcli.CommandFactory {
 		"sandbox":          &group{name: "sandbox", synopsis: "Reach sandbox backends directly", app: a},
 		"sandbox list":     a.sandboxListCmd(),
 		"sandbox exec":     a.sandboxExecCmd(),
+		"worktree":         &group{name: "worktree", synopsis: "Merge or discard what runs on the worktree sandbox left", app: a},
+		"worktree list":    a.worktreeListCmd(),
+		"worktree merge":   a.worktreeMergeCmd(),
+		"worktree discard": a.worktreeDiscardCmd(),
 	}
 	out := make(map[string]mcli.CommandFactory, len(cmds))
 	for name, c := range cmds {
