@@ -116,6 +116,7 @@ func TestScripts(t *testing.T) {
 			"events": checkEvents,
 			"hello":  buildHello,
 			"serve":  serveDir,
+			"sshd":   startSSHD,
 		},
 	})
 }
