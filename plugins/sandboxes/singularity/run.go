@@ -1,0 +1,231 @@
+//go:build unix
+
+package singularity
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"syscall"
+	"time"
+
+	"github.com/sparrow-cli/sparrow/sdk/sandbox"
+)
+
+// killGrace is how long a command gets between SIGTERM and SIGKILL.
+const killGrace = 2 * time.Second
+
+// pollEvery is how often a dying process group is checked.
+const pollEvery = 10 * time.Millisecond
+
+// run starts cmd (the apptainer process) in its own process group and
+// supervises it to the end. Signals go to the apptainer process only: its
+// starter relays every signal it gets to the container process
+// (MonitorContainer in internal/app/starter), and sending them to the
+// whole group as well would deliver each twice. SIGKILL cannot be relayed
+// and goes to the group. Timeout and cancel send SIGTERM the same way and
+// SIGKILL to the group after killGrace; when apptainer exits, whatever is
+// left in its group is stopped too. Its stderr is also written to tap.
+func run(ctx context.Context, cmd *exec.Cmd, sio sandbox.IO, tap io.Writer, timeout time.Duration, limit int64, live *liveGroups) (sandbox.Exit, error) {
+	out, err := newOutput(sio.Stdout, sio.Stderr, tap, limit)
+	if err != nil {
+		return sandbox.Exit{}, err
+	}
+	cmd.Stdout, cmd.Stderr = out.stdout(), out.stderr()
+	stdin, err := newStdin(cmd, sio.Stdin)
+	if err != nil {
+		out.started()
+		out.finish()
+		return sandbox.Exit{}, err
+	}
+	began := time.Now()
+	err = cmd.Start()
+	out.started()
+	stdin.started()
+	if err != nil {
+		stdin.stop()
+		out.finish()
+		fmt.Fprintf(orDiscard(sio.Stderr), "sparrow: singularity: %s: %v\n", cmd.Args[0], unwrapExec(err))
+		return sandbox.Exit{Code: sandbox.ExitUnsupported, Duration: time.Since(began)}, nil
+	}
+	stdin.copy(sio.Stdin)
+
+	g := &group{pgid: cmd.Process.Pid}
+	live.add(g.pgid)
+	defer live.remove(g.pgid)
+	waited := make(chan error, 1)
+	go func() { waited <- cmd.Wait() }()
+	timedOut := g.supervise(ctx, waited, sio.Signals, timeout)
+	g.drain()
+	stdin.stop()
+	if out.finish() {
+		fmt.Fprintln(orDiscard(sio.Stderr), "sparrow: singularity: a process that left the command's process group still holds its output; it was not waited for")
+	}
+	exit := sandbox.Exit{Duration: time.Since(began), OutputTruncated: out.truncated(), TimedOut: timedOut}
+	exit.Code, exit.Signal = status(cmd.ProcessState)
+	if timedOut {
+		exit.Code = 124
+	}
+	return exit, nil
+}
+
+// unwrapExec drops os/exec's "fork/exec PATH:" prefix; the caller names
+// the command.
+func unwrapExec(err error) error {
+	var pe *os.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
+}
+
+// group is the apptainer process's group, named by its pid.
+type group struct {
+	pgid int
+	// termSent is set once the command was asked to stop; killAt fires
+	// when the grace period is over.
+	termSent bool
+	killAt   <-chan time.Time
+	killed   bool
+}
+
+// signalLeader sends sig to the apptainer process, which relays it.
+func (g *group) signalLeader(sig syscall.Signal) { _ = syscall.Kill(g.pgid, sig) }
+
+// signalGroup sends sig to every process in the group.
+func (g *group) signalGroup(sig syscall.Signal) { _ = syscall.Kill(-g.pgid, sig) }
+
+// alive reports whether the group still has a live member.
+func (g *group) alive() bool { return groupAlive(g.pgid) }
+
+// terminate asks the command to stop once and starts the grace period.
+func (g *group) terminate(send func(syscall.Signal)) {
+	if g.termSent {
+		return
+	}
+	g.termSent = true
+	send(syscall.SIGTERM)
+	g.killAt = time.After(killGrace)
+}
+
+// kill ends the grace period.
+func (g *group) kill() {
+	g.killed = true
+	g.killAt = nil
+	g.signalGroup(syscall.SIGKILL)
+}
+
+// supervise runs until the apptainer process has been waited for, and
+// reports whether it timed out.
+func (g *group) supervise(ctx context.Context, waited <-chan error, signals <-chan string, timeout time.Duration) (timedOut bool) {
+	timer := time.NewTimer(timeout)
+	defer timer.Stop()
+	done := ctx.Done()
+	for {
+		select {
+		case <-waited:
+			return timedOut
+		case <-timer.C:
+			timedOut = true
+			g.terminate(g.signalLeader)
+		case <-done:
+			done = nil
+			g.terminate(g.signalLeader)
+		case <-g.killAt:
+			g.kill()
+		case name, ok := <-signals:
+			if !ok {
+				signals = nil
+				continue
+			}
+			switch sig, known := forwardable(name); {
+			case !known:
+			case sig == syscall.SIGKILL:
+				g.kill()
+			default:
+				g.signalLeader(sig)
+			}
+		}
+	}
+}
+
+// drain stops what apptainer left running in its group: SIGTERM, then
+// SIGKILL when the grace period (begun here or earlier) is over. Once
+// SIGKILL is sent it does not wait. A last SIGKILL, sent only while the
+// group still exists (so its id cannot have been reused), covers a
+// leftover forked while the group was being checked.
+func (g *group) drain() {
+	if g.killed {
+		return
+	}
+	if g.alive() {
+		if g.termSent {
+			g.signalGroup(syscall.SIGTERM)
+		} else {
+			g.terminate(g.signalGroup)
+		}
+		poll := time.NewTicker(pollEvery)
+		defer poll.Stop()
+		for g.alive() {
+			select {
+			case <-poll.C:
+			case <-g.killAt:
+				g.kill()
+				return
+			}
+		}
+	}
+	if syscall.Kill(-g.pgid, 0) == nil {
+		g.signalGroup(syscall.SIGKILL)
+	}
+}
+
+// stdinPipe feeds the caller's stdin to the command through a pipe; with
+// no stdin the command reads /dev/null (os/exec's default).
+type stdinPipe struct {
+	child, parent *os.File
+}
+
+func newStdin(cmd *exec.Cmd, r io.Reader) (*stdinPipe, error) {
+	if r == nil {
+		return &stdinPipe{}, nil
+	}
+	cr, pw, err := os.Pipe()
+	if err != nil {
+		return nil, fmt.Errorf("singularity: stdin pipe: %w", err)
+	}
+	cmd.Stdin = cr
+	return &stdinPipe{child: cr, parent: pw}, nil
+}
+
+// started closes this process's copy of the command's end.
+func (s *stdinPipe) started() {
+	if s.child != nil {
+		_ = s.child.Close()
+	}
+}
+
+// copy streams r into the command until r ends (then the command sees
+// EOF) or stop closes the pipe. The goroutine cannot be waited for: a
+// caller's reader may block for ever. It ends at its next read once stop
+// has run; the SDK's server closes its reader when Exec returns.
+func (s *stdinPipe) copy(r io.Reader) {
+	if s.parent == nil {
+		return
+	}
+	go func() {
+		_, _ = io.Copy(s.parent, r)
+		_ = s.parent.Close()
+	}()
+}
+
+// stop closes the pipe, ending a copy blocked on a command that no longer
+// reads.
+func (s *stdinPipe) stop() {
+	if s.parent != nil {
+		_ = s.parent.Close()
+	}
+}
