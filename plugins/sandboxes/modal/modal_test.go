@@ -16,6 +16,7 @@ import (
 
 	"github.com/sparrow-cli/sparrow/sdk/plugin"
 	"github.com/sparrow-cli/sparrow/sdk/sandbox"
+	"github.com/sparrow-cli/sparrow/sdk/sandbox/wsync"
 )
 
 // fakeModal answers like Modal's CLI: `container exec --no-pty ID -- ...`
@@ -146,11 +147,11 @@ func TestExecCommandLinesAndSync(t *testing.T) {
 	mark = mark[:strings.IndexByte(mark, ']')]
 	want := []string{
 		"python3" + bracket("create", create),
-		"python3" + bracket("put", "sb-fake1", "set -e; mkdir -p "+f.remote+"; cd "+f.remote+"; find . -mindepth 1 -maxdepth 1 -exec rm -rf {} +; tar -xf -"),
+		"python3" + bracket("put", "sb-fake1", "set -e; mkdir -p "+f.remote+"; cd "+f.remote+"; umask 0; find . -mindepth 1 -maxdepth 1 -exec rm -rf {} +; tar -xf -"),
 		log[2], // put-bytes N
 		"modal" + bracket("container", "exec", "--no-pty", "ta-fake1", "--", "sh", "-c", wrapper, "sparrow", f.remote, "", mark,
 			"env", "LANG=C.UTF-8", "X=1", "sh", "-c", script),
-		"python3" + bracket("get", "sb-fake1", "cd "+f.remote+" && tar -cf - ."),
+		"python3" + bracket("get", "sb-fake1", wsync.PullScript(f.remote)),
 	}
 	if d := cmp.Diff(want, log); d != "" {
 		t.Errorf("command lines (-want +got):\n%s", d)

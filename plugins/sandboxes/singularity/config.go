@@ -39,7 +39,7 @@ func defaultSettings() settings {
 func (*Singularity) ConfigSchema() plugin.Schema {
 	d := defaultSettings()
 	return plugin.Schema{Attributes: []plugin.Attribute{
-		{Name: "image", Type: plugin.String, Required: true,
+		{Name: "image", Type: plugin.String,
 			Description: "the container image: an absolute path to a .sif file or sandbox directory, or a URI such as docker://debian:12-slim (pulled once per run)"},
 		{Name: "binary", Type: plugin.String,
 			Description: "the CLI to run (name on PATH or absolute path); default apptainer when on PATH, else singularity"},
@@ -60,10 +60,10 @@ func (b *Singularity) Configure(_ context.Context, c plugin.Config) error {
 		return fmt.Errorf("singularity: decode config: %w", err)
 	}
 	var errs []error
+	// No image is not a config error: the backend reports itself
+	// unavailable with the fix, like a missing CLI.
 	switch {
-	case cfg.Image == "":
-		errs = append(errs, errors.New("image: must be set to a .sif path or a URI such as docker://debian:12-slim"))
-	case !isURI(cfg.Image) && !filepath.IsAbs(cfg.Image):
+	case cfg.Image != "" && !isURI(cfg.Image) && !filepath.IsAbs(cfg.Image):
 		errs = append(errs, fmt.Errorf("image %q: want an absolute path or a URI such as docker://debian:12-slim", cfg.Image))
 	}
 	if !path.IsAbs(cfg.Workdir) || path.Clean(cfg.Workdir) == "/" {

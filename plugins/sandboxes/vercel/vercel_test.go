@@ -16,6 +16,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/sparrow-cli/sparrow/sdk/sandbox"
+	"github.com/sparrow-cli/sparrow/sdk/sandbox/wsync"
 )
 
 func TestCommandLinesAndSync(t *testing.T) {
@@ -45,11 +46,11 @@ func TestCommandLinesAndSync(t *testing.T) {
 		"sandbox" + bracket("create", "--non-persistent", "--timeout", "60s"),
 		"sandbox" + bracket("copy", local[1]+"/push.tar", "sbx-0:"+sc+"-push.tar"),
 		"sandbox" + bracket("exec", "--timeout", "600s", "sbx-0", "--", "sh", "-c",
-			"exec <"+sc+"-push.tar; rm -f "+sc+"-push.tar; set -e; mkdir -p "+w+"; cd "+w+"; find . -mindepth 1 -maxdepth 1 -exec rm -rf {} +; tar -xf -; touch "+sc+"-synced"),
+			"exec <"+sc+"-push.tar; rm -f "+sc+"-push.tar; set -e; mkdir -p "+w+"; cd "+w+"; umask 0; find . -mindepth 1 -maxdepth 1 -exec rm -rf {} +; tar -xf -; touch "+sc+"-synced"),
 		"sandbox" + bracket("exec", "--timeout", "60s", "--env", "LANG=C.UTF-8", "--env", "X=1", "sbx-0", "--",
 			"sh", "-c", wrapper, "sparrow", w, "-", "__sparrow_exit_n2=", sc+"-synced", "sh", "-c", script),
 		"sandbox" + bracket("exec", "--timeout", "600s", "sbx-0", "--", "sh", "-c",
-			"[ -e "+sc+"-synced ] || { echo SPARROW_WORKSPACE_LOST; exit 3; }; { cd "+w+" && tar -cf - .; } >"+sc+"-pull.tar"),
+			"[ -e "+sc+"-synced ] || { echo SPARROW_WORKSPACE_LOST; exit 3; }; { "+wsync.PullScript(w)+"; } >"+sc+"-pull.tar"),
 		"sandbox" + bracket("copy", "sbx-0:"+sc+"-pull.tar", local[1]+"/pull.tar"),
 	}
 	if d := cmp.Diff(want, log); d != "" {

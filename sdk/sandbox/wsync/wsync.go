@@ -185,7 +185,9 @@ func (zeros) Read(p []byte) (int, error) {
 // extracted. A first push empties dir first, so nothing stale survives.
 func (p *Plan) Script(dir string) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "set -e; mkdir -p %s; cd %s; ", Quote(dir), Quote(dir))
+	// umask 0: tar applies the umask to the recorded modes when not
+	// run as root, and a round trip must not change them.
+	fmt.Fprintf(&b, "set -e; mkdir -p %s; cd %s; umask 0; ", Quote(dir), Quote(dir))
 	if p.Full {
 		b.WriteString("find . -mindepth 1 -maxdepth 1 -exec rm -rf {} +; ")
 	}
@@ -206,11 +208,20 @@ func (p *Plan) Script(dir string) string {
 // next time.
 func (p *Plan) Done() { p.m.synced = p.next }
 
+// trailer follows a complete archive on the pull stream: a stream cut
+// short between two entries reads as a whole (smaller) archive, and Pull
+// would delete on the host every file it did not see.
+const trailer = "sparrow-wsync-complete\n"
+
 // PullScript is the POSIX shell script that writes the remote copy in dir
-// to stdout as a tar stream, for Pull.
+// to stdout as a tar stream, followed by a completeness trailer, for Pull.
 func PullScript(dir string) string {
-	return fmt.Sprintf("cd %s && tar -cf - .", Quote(dir))
+	return fmt.Sprintf("cd %s && tar -cf - . && echo %s", Quote(dir), strings.TrimSuffix(trailer, "\n"))
 }
+
+// ErrIncomplete is a pull stream that ended before the archive's end and
+// PullScript's trailer; Pull then deletes nothing.
+var ErrIncomplete = errors.New("wsync: pull: the remote stream ended early; nothing was deleted")
 
 // Changes says what a pull wrote on the host.
 type Changes struct {
@@ -245,12 +256,15 @@ func (m *Mirror) Pull(r io.Reader) (Changes, error) {
 		if rel == "." || rel == "" {
 			continue
 		}
+		// A skipped entry still exists remotely: it is marked seen, so
+		// the host's own copy (a symlink leading out) is never deleted.
 		if path.IsAbs(h.Name) || rel == ".." || strings.HasPrefix(rel, "../") || m.Denied(rel) {
 			ch.Skipped = append(ch.Skipped, h.Name)
 			continue
 		}
 		dst := filepath.Join(m.root, filepath.FromSlash(rel))
 		if !insideReal(m.root, filepath.Dir(dst)) {
+			seen[rel] = true
 			ch.Skipped = append(ch.Skipped, h.Name)
 			continue
 		}
@@ -274,11 +288,11 @@ func (m *Mirror) Pull(r io.Reader) (Changes, error) {
 			}
 		case tar.TypeSymlink:
 			target := path.Join(path.Dir(rel), h.Linkname)
+			seen[rel] = true
 			if path.IsAbs(h.Linkname) || target == ".." || strings.HasPrefix(target, "../") {
 				ch.Skipped = append(ch.Skipped, h.Name)
 				continue
 			}
-			seen[rel] = true
 			if cur, err := os.Readlink(dst); err == nil && cur == h.Linkname {
 				continue
 			}
@@ -291,8 +305,14 @@ func (m *Mirror) Pull(r io.Reader) (Changes, error) {
 			}
 			ch.Written = append(ch.Written, rel)
 		default:
+			seen[rel] = true
 			ch.Skipped = append(ch.Skipped, h.Name) // devices, fifos, hard links
 		}
+	}
+	// After the archive's end: block padding, then the trailer.
+	rest, err := io.ReadAll(io.LimitReader(r, 1<<20))
+	if err != nil || !bytes.HasPrefix(bytes.TrimLeft(rest, "\x00"), []byte(trailer)) {
+		return ch, ErrIncomplete
 	}
 	// Deepest first, so a directory is empty by the time it is removed.
 	gone := make([]string, 0)

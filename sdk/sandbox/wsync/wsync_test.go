@@ -4,6 +4,7 @@ package wsync_test
 
 import (
 	"bytes"
+	"errors"
 	"io/fs"
 	"os"
 	"os/exec"
@@ -256,5 +257,44 @@ func must(t *testing.T, err error) {
 	t.Helper()
 	if err != nil {
 		t.Fatal(err)
+	}
+}
+
+// Host symlinks that lead out of the workspace are never copied back, and
+// never deleted either: they still exist remotely.
+func TestPullKeepsHostLinksLeadingOut(t *testing.T) {
+	host, remote := t.TempDir(), t.TempDir()
+	write(t, host, map[string]string{"a.txt": "a\n"})
+	must(t, os.Symlink("..", filepath.Join(host, "up")))
+	must(t, os.Symlink("/etc/hostname", filepath.Join(host, "abs")))
+	m := wsync.New(host, deny)
+	push(t, m, remote)
+	pull(t, m, remote)
+	pull(t, m, remote)
+	for _, l := range []string{"up", "abs"} {
+		if _, err := os.Lstat(filepath.Join(host, l)); err != nil {
+			t.Errorf("host symlink %s was deleted by a pull: %v", l, err)
+		}
+	}
+}
+
+// A stream cut short between two entries looks like a smaller archive;
+// without the trailer Pull must delete nothing.
+func TestPullOfACutStreamDeletesNothing(t *testing.T) {
+	host, remote := t.TempDir(), t.TempDir()
+	write(t, host, map[string]string{"a.txt": "a\n", "b.txt": "b\n", "c.txt": "c\n"})
+	m := wsync.New(host, deny)
+	push(t, m, remote)
+	// A well-formed archive of one file, with no trailer after it: what a
+	// dropped connection can leave.
+	out, err := exec.Command("tar", "-cf", "-", "-C", remote, "./a.txt").Output()
+	must(t, err)
+	if _, err := m.Pull(bytes.NewReader(out)); !errors.Is(err, wsync.ErrIncomplete) {
+		t.Fatalf("pull of a cut stream: %v, want ErrIncomplete", err)
+	}
+	for _, f := range []string{"b.txt", "c.txt"} {
+		if _, err := os.Stat(filepath.Join(host, f)); err != nil {
+			t.Errorf("%s deleted after a cut stream: %v", f, err)
+		}
 	}
 }
