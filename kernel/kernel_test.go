@@ -50,7 +50,9 @@ func (s *confSandbox) Exec(_ context.Context, _ sandbox.ExecRequest, io sandbox.
 	fmt.Fprintf(io.Stdout, "%s|%s", s.got.Values, s.got.Workspace)
 	return sandbox.Exit{}, nil
 }
-func (*confSandbox) Teardown(context.Context, string) (sandbox.Released, error) { return sandbox.Released{}, nil }
+func (*confSandbox) Teardown(context.Context, string) (sandbox.Released, error) {
+	return sandbox.Released{}, nil
+}
 
 // setup lays out a plugin directory and a user config, returning kernel
 // options for them.

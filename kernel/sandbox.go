@@ -38,7 +38,9 @@ type SandboxUnavailableError struct {
 	Err     error
 }
 
-func (e *SandboxUnavailableError) Error() string { return "sandbox " + e.Backend + ": " + e.Err.Error() }
+func (e *SandboxUnavailableError) Error() string {
+	return "sandbox " + e.Backend + ": " + e.Err.Error()
+}
 
 func (e *SandboxUnavailableError) Unwrap() error { return e.Err }
 

@@ -53,6 +53,11 @@ func builtPlugins(t testing.TB) string {
 			{"local", "sandboxes/local", "sparrow-sandbox-local"},
 			{"modal-sandbox", "sandboxes/modal", "sparrow-sandbox-modal"},
 			{"worktree", "sandboxes/worktree", "sparrow-sandbox-worktree"},
+			{"docker", "sandboxes/docker", "sparrow-sandbox-docker"},
+			{"singularity", "sandboxes/singularity", "sparrow-sandbox-singularity"},
+			{"ssh", "sandboxes/ssh", "sparrow-sandbox-ssh"},
+			{"daytona", "sandboxes/daytona", "sparrow-sandbox-daytona"},
+			{"vercel-sandbox", "sandboxes/vercel", "sparrow-sandbox-vercel"},
 			{"replay", "providers/replay", "sparrow-provider-replay"},
 			{"core", "tools/core", "sparrow-tools"},
 		} {

@@ -103,7 +103,9 @@ func (*fakeSandbox) Capabilities(context.Context) (sandbox.Capabilities, error) 
 func (*fakeSandbox) Prepare(context.Context, sandbox.PrepareRequest) (sandbox.Session, error) {
 	return sandbox.Session{ID: "s1", Workdir: "/ws"}, nil
 }
-func (*fakeSandbox) Teardown(context.Context, string) (sandbox.Released, error) { return sandbox.Released{}, nil }
+func (*fakeSandbox) Teardown(context.Context, string) (sandbox.Released, error) {
+	return sandbox.Released{}, nil
+}
 func (s *fakeSandbox) Exec(ctx context.Context, r sandbox.ExecRequest, io sandbox.IO) (sandbox.Exit, error) {
 	s.mu.Lock()
 	s.argv = append(s.argv, r.Argv)

@@ -97,7 +97,9 @@ func (echoSandbox) Exec(ctx context.Context, r sandbox.ExecRequest, io sandbox.I
 	fmt.Fprintf(io.Stderr, "env FOO=%s\n", r.Env["FOO"])
 	return sandbox.Exit{Code: 7}, nil
 }
-func (echoSandbox) Teardown(context.Context, string) (sandbox.Released, error) { return sandbox.Released{}, nil }
+func (echoSandbox) Teardown(context.Context, string) (sandbox.Released, error) {
+	return sandbox.Released{}, nil
+}
 
 // hostTool runs a command through the kernel's Host service.
 type hostTool struct{}
