@@ -80,7 +80,7 @@ func TestExampleLoads(t *testing.T) {
 	}
 	for kind, names := range map[string][]string{
 		"provider": {"anthropic", "ollama", "openai"},
-		"sandbox":  {"buildbox", "docker", "local", "local-hardened"},
+		"sandbox":  {"docker", "local", "local-hardened", "modal", "singularity", "ssh", "worktree"},
 		"tool":     {"shell", "web_fetch"},
 		"surface":  {"console"},
 	} {
