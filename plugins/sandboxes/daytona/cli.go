@@ -12,6 +12,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/sparrow-cli/sparrow/sdk/sandbox/cliout"
 )
 
 // killGrace is how long a CLI process gets after SIGTERM.
@@ -60,7 +62,7 @@ func (d *Daytona) call(ctx context.Context, cfg settings, timeout time.Duration,
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	var out bytes.Buffer
-	var errOut tailBuffer
+	var errOut cliout.Tail
 	cmd := d.command(ctx, cfg.CLI, args...)
 	cmd.Stdout, cmd.Stderr = &out, &errOut
 	if err := d.wait(cmd); err != nil {

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/sparrow-cli/sparrow/sdk/sandbox"
+	"github.com/sparrow-cli/sparrow/sdk/sandbox/cliout"
 	"github.com/sparrow-cli/sparrow/sdk/sandbox/wsync"
 )
 
@@ -111,18 +112,18 @@ func (d *Daytona) run(ctx context.Context, s *session, st *staging, sio sandbox.
 	tctx, cancel := context.WithTimeout(ctx, timeout+timeoutGrace)
 	defer cancel()
 	cmd := d.command(tctx, s.cfg.CLI, "exec", s.id, "--timeout", seconds(timeout), "--", "sh", st.remotePath("cmd.sh"))
-	out := &capped{left: limit}
 	if limit <= 0 {
-		out.left = -1
+		limit = -1
 	}
-	tail := &markerWriter{dst: out.to(orDiscard(sio.Stdout)), mark: st.mark}
-	var cliErr tailBuffer
+	out := cliout.NewCap(limit)
+	tail := cliout.NewMarkerWriter(out.To(orDiscard(sio.Stdout)), st.mark)
+	var cliErr cliout.Tail
 	cmd.Stdout = tail
-	cmd.Stderr = io.MultiWriter(out.to(stderr), &cliErr)
+	cmd.Stderr = io.MultiWriter(out.To(stderr), &cliErr)
 	began := time.Now()
 	err := d.wait(cmd)
-	code, found := tail.finish()
-	exit := sandbox.Exit{Duration: time.Since(began), OutputTruncated: out.dropped()}
+	code, found := tail.Finish()
+	exit := sandbox.Exit{Duration: time.Since(began), OutputTruncated: out.Truncated()}
 	switch {
 	case found:
 		exit.Code = code

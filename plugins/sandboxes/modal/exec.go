@@ -10,14 +10,12 @@ import (
 	"io"
 	"os/exec"
 	"path"
-	"regexp"
-	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"time"
 
 	"github.com/sparrow-cli/sparrow/sdk/sandbox"
+	"github.com/sparrow-cli/sparrow/sdk/sandbox/cliout"
 )
 
 // wrapper runs in the container as `sh -c wrapper sparrow DIR STDIN MARK
@@ -125,18 +123,18 @@ func (m *Modal) run(ctx context.Context, s *session, argv []string, mark string,
 		return nil
 	}
 	cmd.WaitDelay = killGrace + time.Second
-	out := &capped{left: limit}
 	if limit <= 0 {
-		out.left = -1
+		limit = -1
 	}
-	tail := &markerWriter{dst: out.to(orDiscard(sio.Stdout)), mark: mark}
-	var cliErr tailBuffer
+	out := cliout.NewCap(limit)
+	tail := cliout.NewMarkerWriter(out.To(orDiscard(sio.Stdout)), mark)
+	var cliErr cliout.Tail
 	cmd.Stdout = tail
-	cmd.Stderr = io.MultiWriter(out.to(stderr), &cliErr)
+	cmd.Stderr = io.MultiWriter(out.To(stderr), &cliErr)
 	began := time.Now()
 	err := cmd.Run()
-	code, found := tail.finish()
-	exit := sandbox.Exit{Duration: time.Since(began), OutputTruncated: out.dropped()}
+	code, found := tail.Finish()
+	exit := sandbox.Exit{Duration: time.Since(began), OutputTruncated: out.Truncated()}
 	switch {
 	case tctx.Err() != nil && ctx.Err() == nil:
 		exit.Code, exit.TimedOut = 124, true
@@ -247,101 +245,7 @@ func nonce() string {
 	return hex.EncodeToString(b)
 }
 
-// markerWriter streams the command's output, holding back the last bytes
-// where the wrapper's exit marker will be, and strips the marker.
-type markerWriter struct {
-	dst  io.Writer
-	mark string
-	buf  []byte
-}
-
-func (w *markerWriter) hold() int { return len(w.mark) + 16 }
-
-func (w *markerWriter) Write(p []byte) (int, error) {
-	w.buf = append(w.buf, p...)
-	if n := len(w.buf) - w.hold(); n > 0 {
-		if _, err := w.dst.Write(w.buf[:n]); err != nil {
-			return 0, err
-		}
-		w.buf = append(w.buf[:0], w.buf[n:]...)
-	}
-	return len(p), nil
-}
-
-// finish flushes what is held and returns the status the marker carried.
-func (w *markerWriter) finish() (int, bool) {
-	re := regexp.MustCompile(`\n` + regexp.QuoteMeta(w.mark) + `(\d+)\n?$`)
-	loc := re.FindSubmatchIndex(w.buf)
-	if loc == nil {
-		_, _ = w.dst.Write(w.buf)
-		return 0, false
-	}
-	_, _ = w.dst.Write(w.buf[:loc[0]])
-	code, err := strconv.Atoi(string(w.buf[loc[2]:loc[3]]))
-	return code, err == nil
-}
-
-// capped counts stdout and stderr against one cap (negative: none) and
-// drops what exceeds it.
-type capped struct {
-	mu        sync.Mutex
-	left      int64
-	truncated bool
-}
-
-func (c *capped) to(dst io.Writer) io.Writer {
-	return writerFunc(func(p []byte) (int, error) {
-		c.mu.Lock()
-		n := len(p)
-		if c.left >= 0 {
-			n = int(min(int64(n), c.left))
-			c.left -= int64(n)
-			if n < len(p) {
-				c.truncated = true
-			}
-		}
-		c.mu.Unlock()
-		if n > 0 {
-			if _, err := dst.Write(p[:n]); err != nil {
-				return 0, err
-			}
-		}
-		return len(p), nil
-	})
-}
-
-func (c *capped) dropped() bool {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.truncated
-}
-
-// tailBuffer keeps the last 4 KiB written, for classifying CLI failures.
-type tailBuffer struct {
-	mu sync.Mutex
-	b  []byte
-}
-
-func (t *tailBuffer) Write(p []byte) (int, error) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	t.b = append(t.b, p...)
-	if len(t.b) > 4096 {
-		t.b = t.b[len(t.b)-4096:]
-	}
-	return len(p), nil
-}
-
-func (t *tailBuffer) String() string {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	return string(t.b)
-}
-
-type writerFunc func([]byte) (int, error)
-
-func (f writerFunc) Write(p []byte) (int, error) { return f(p) }
-
+// orDiscard is w, or a writer that discards when w is nil.
 func orDiscard(w io.Writer) io.Writer {
 	if w == nil {
 		return io.Discard

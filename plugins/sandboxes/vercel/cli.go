@@ -11,6 +11,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/sparrow-cli/sparrow/sdk/sandbox/cliout"
 )
 
 // killGrace is how long a CLI process gets after SIGTERM.
@@ -97,7 +99,7 @@ func (v *Vercel) call(ctx context.Context, cfg settings, dir string, timeout tim
 	tctx, cancel := context.WithTimeout(lctx, timeout)
 	defer cancel()
 	var out bytes.Buffer
-	var errOut tailBuffer
+	var errOut cliout.Tail
 	cmd := v.command(tctx, cfg.CLI, dir, args...)
 	cmd.Stdout = &out
 	cmd.Stderr = io.MultiWriter(&errOut, &loginWatch{hit: func() { lcancel(errLoginPrompt) }})

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/sparrow-cli/sparrow/sdk/sandbox"
+	"github.com/sparrow-cli/sparrow/sdk/sandbox/cliout"
 )
 
 // wrapper runs in the sandbox as `sh -c wrapper sparrow DIR STDIN MARK
@@ -127,21 +128,21 @@ func (v *Vercel) run(ctx context.Context, s *session, args, remote []string, mar
 	tctx, cancel := context.WithTimeout(lctx, timeout+timeoutGrace)
 	defer cancel()
 	cmd := v.command(tctx, s.cfg.CLI, s.root, args...)
-	out := &capped{left: limit}
 	if limit <= 0 {
-		out.left = -1
+		limit = -1
 	}
-	tail := &markerWriter{dst: out.to(orDiscard(sio.Stdout)), mark: mark}
-	var cliErr tailBuffer
+	out := cliout.NewCap(limit)
+	tail := cliout.NewMarkerWriter(out.To(orDiscard(sio.Stdout)), mark)
+	var cliErr cliout.Tail
 	echo := &echoFilter{echo: []byte("$ " + strings.Join(remote, " ") + "\n"),
-		dst: io.MultiWriter(out.to(stderr), &cliErr, &loginWatch{hit: func() { lcancel(errLoginPrompt) }})}
+		dst: io.MultiWriter(out.To(stderr), &cliErr, &loginWatch{hit: func() { lcancel(errLoginPrompt) }})}
 	cmd.Stdout = tail
 	cmd.Stderr = echo
 	began := time.Now()
 	err := v.wait(cmd)
 	echo.finish()
-	code, found := tail.finish()
-	exit := sandbox.Exit{Duration: time.Since(began), OutputTruncated: out.dropped()}
+	code, found := tail.Finish()
+	exit := sandbox.Exit{Duration: time.Since(began), OutputTruncated: out.Truncated()}
 	switch {
 	case found:
 		exit.Code = code
