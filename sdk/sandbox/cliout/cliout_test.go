@@ -12,8 +12,8 @@ func TestMarkerWriter(t *testing.T) {
 	const mark = "__sparrow_exit_abc="
 	for _, tt := range []struct {
 		name, in, out string
-		code         int
-		ok           bool
+		code          int
+		ok            bool
 	}{
 		{"status stripped", "hello\nworld\n\n" + mark + "7\n", "hello\nworld\n", 7, true},
 		{"no trailing newline in output", "partial\n" + mark + "0\n", "partial", 0, true},
