@@ -9,7 +9,6 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"time"
 
@@ -51,8 +50,8 @@ func (d *Daytona) wait(cmd *exec.Cmd) error {
 		return err
 	}
 	pgid := cmd.Process.Pid
-	d.live.add(pgid)
-	defer d.live.remove(pgid)
+	d.live.Add(pgid)
+	defer d.live.Remove(pgid)
 	return cmd.Wait()
 }
 
@@ -125,33 +124,4 @@ func message(stderr string) string {
 		return m[1]
 	}
 	return line
-}
-
-// liveGroups are the process groups of CLI runs still going.
-type liveGroups struct {
-	mu    sync.Mutex
-	pgids map[int]struct{}
-}
-
-func (l *liveGroups) add(pgid int) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if l.pgids == nil {
-		l.pgids = map[int]struct{}{}
-	}
-	l.pgids[pgid] = struct{}{}
-}
-
-func (l *liveGroups) remove(pgid int) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	delete(l.pgids, pgid)
-}
-
-func (l *liveGroups) killAll() {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	for pgid := range l.pgids {
-		_ = syscall.Kill(-pgid, syscall.SIGKILL)
-	}
 }

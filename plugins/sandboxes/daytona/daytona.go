@@ -12,6 +12,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/sparrow-cli/sparrow/plugins/sandboxes/internal/proc"
 	"github.com/sparrow-cli/sparrow/sdk/plugin"
 	"github.com/sparrow-cli/sparrow/sdk/sandbox"
 )
@@ -30,7 +31,7 @@ type Daytona struct {
 	mu       sync.Mutex
 	sessions map[string]*session
 	cfg      settings
-	live     liveGroups
+	live     proc.Groups
 
 	// getenv reads the plugin's own environment; tests replace it.
 	getenv func(string) string

@@ -258,7 +258,7 @@ func (d *Daytona) release(ctx context.Context, s *session, timeout time.Duration
 // Cleanup implements plugin.Cleaner: when the kernel dies, CLI runs still
 // going are killed and every sandbox this backend created is deleted.
 func (d *Daytona) Cleanup() {
-	d.live.killAll()
+	d.live.KillAll()
 	d.mu.Lock()
 	var created []*session
 	for id, s := range d.sessions {

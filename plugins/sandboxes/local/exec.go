@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/sparrow-cli/sparrow/plugins/sandboxes/internal/proc"
 	"github.com/sparrow-cli/sparrow/sdk/sandbox"
 )
 
@@ -32,7 +33,7 @@ func (l *Local) Exec(ctx context.Context, req sandbox.ExecRequest, sio sandbox.I
 	if err := ctx.Err(); err != nil {
 		return sandbox.Exit{}, fmt.Errorf("local: exec: %w", err)
 	}
-	stderr := orDiscard(sio.Stderr)
+	stderr := proc.OrDiscard(sio.Stderr)
 	refuse := func(code int, format string, args ...any) (sandbox.Exit, error) {
 		fmt.Fprintf(stderr, "sparrow: local: "+format+"\n", args...)
 		return sandbox.Exit{Code: code}, nil
@@ -70,8 +71,8 @@ func (l *Local) Exec(ctx context.Context, req sandbox.ExecRequest, sio sandbox.I
 	if limit <= 0 {
 		limit = cfg.MaxOutputBytes
 	}
-	cmd := &exec.Cmd{Path: path, Args: req.Argv, Dir: dir, Env: env, SysProcAttr: procAttr()}
-	return run(ctx, cmd, sio, timeout, limit, &l.live)
+	cmd := &exec.Cmd{Path: path, Args: req.Argv, Dir: dir, Env: env, SysProcAttr: proc.Attr()}
+	return proc.Run(ctx, cmd, sio, proc.Options{Backend: "local", Timeout: timeout, Limit: limit, Live: &l.live, StartFailure: 126})
 }
 
 // errNotExecutable is a command that exists but cannot be executed.

@@ -5,6 +5,7 @@ import (
 	"os"
 	"sync"
 
+	"github.com/sparrow-cli/sparrow/plugins/sandboxes/internal/proc"
 	"github.com/sparrow-cli/sparrow/sdk/plugin"
 	"github.com/sparrow-cli/sparrow/sdk/sandbox"
 )
@@ -17,7 +18,7 @@ type Local struct {
 	// getenv reads the plugin's own environment; tests replace it.
 	getenv func(string) string
 	// live are the process groups of running commands.
-	live liveGroups
+	live proc.Groups
 }
 
 // New returns the backend with default settings.
@@ -49,7 +50,12 @@ func (*Local) Capabilities(context.Context) (sandbox.Capabilities, error) {
 	}, nil
 }
 
+// Cleanup implements plugin.Cleaner: when the kernel dies, every command
+// still running is killed with everything it started in its group.
+func (l *Local) Cleanup() { l.live.KillAll() }
+
 var (
+	_ plugin.Cleaner      = (*Local)(nil)
 	_ sandbox.Sandbox     = (*Local)(nil)
 	_ plugin.Configurable = (*Local)(nil)
 	_ plugin.Describer    = (*Local)(nil)

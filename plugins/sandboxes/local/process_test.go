@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sparrow-cli/sparrow/plugins/sandboxes/internal/proc"
 	"github.com/sparrow-cli/sparrow/sdk/sandbox"
 )
 
@@ -41,7 +42,7 @@ func gone(pid int) bool {
 		if err != nil {
 			return true
 		}
-		if state, _, ok := parseStat(stat); ok && state == 'Z' {
+		if state, _, ok := proc.ParseStat(stat); ok && state == 'Z' {
 			return true
 		}
 		if time.Now().After(deadline) {
@@ -139,13 +140,13 @@ func TestCancelEscalatesToKill(t *testing.T) {
 	if exit.Signal != "KILL" || exit.Code != 137 {
 		t.Errorf("exit %+v, want killed by KILL after the grace period", exit)
 	}
-	if d := time.Since(start); d < killGrace {
-		t.Errorf("KILL after %v, before the %v grace period", d, killGrace)
+	if d := time.Since(start); d < proc.KillGrace {
+		t.Errorf("KILL after %v, before the %v grace period", d, proc.KillGrace)
 	}
 	// Waiting out the grace period must not spin.
 	cpu := time.Duration(after.Utime.Nano() + after.Stime.Nano() - before.Utime.Nano() - before.Stime.Nano())
-	if cpu > killGrace/4 {
-		t.Errorf("used %v of CPU while waiting %v to kill", cpu, killGrace)
+	if cpu > proc.KillGrace/4 {
+		t.Errorf("used %v of CPU while waiting %v to kill", cpu, proc.KillGrace)
 	}
 }
 
@@ -153,7 +154,7 @@ func TestExitStopsLeftovers(t *testing.T) {
 	l, s := prepared(t)
 	start := time.Now()
 	got, _ := execute(t, l, sandbox.ExecRequest{SessionID: s.ID, Argv: []string{"sh", "-c", "sleep 100 & echo $!"}}, "")
-	if d := time.Since(start); d > killGrace/2 {
+	if d := time.Since(start); d > proc.KillGrace/2 {
 		t.Errorf("exec took %v: it waited for a leftover that SIGTERM stops at once", d)
 	}
 	if got.Code != 0 || got.Signal != "" {
@@ -174,8 +175,8 @@ func TestLeftoversGetTermBeforeKill(t *testing.T) {
 	start := time.Now()
 	got, _ = execute(t, l, sandbox.ExecRequest{SessionID: s.ID, Argv: []string{"sh", "-c",
 		`(trap "" TERM; exec sleep 100) & echo $!; sleep 0.3`}}, "") // the pause lets the trap be set
-	if d := time.Since(start); d < killGrace || d > killGrace+2*time.Second {
-		t.Errorf("exec took %v, want the %v grace period", d, killGrace)
+	if d := time.Since(start); d < proc.KillGrace || d > proc.KillGrace+2*time.Second {
+		t.Errorf("exec took %v, want the %v grace period", d, proc.KillGrace)
 	}
 	assertGone(t, pidFrom(t, got.Stdout), "leftover ignoring SIGTERM")
 }
@@ -190,7 +191,7 @@ func TestEscapedProcessDoesNotHangExec(t *testing.T) {
 		`setsid sh -c 'echo $$; exec sleep 30' & sleep 0.3`}}, "")
 	pid := pidFrom(t, got.Stdout)
 	defer syscall.Kill(pid, syscall.SIGKILL)
-	if d := time.Since(start); d > outputDrain+2*time.Second {
+	if d := time.Since(start); d > proc.OutputDrain+2*time.Second {
 		t.Errorf("exec took %v waiting for a process outside its group", d)
 	}
 	if !strings.Contains(stderr, "left the command's process group") {

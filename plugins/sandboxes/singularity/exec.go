@@ -13,7 +13,9 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/sparrow-cli/sparrow/plugins/sandboxes/internal/proc"
 	"github.com/sparrow-cli/sparrow/sdk/sandbox"
+	"github.com/sparrow-cli/sparrow/sdk/sandbox/cliout"
 )
 
 // passEnv are the plugin's own variables a command may get, and only when
@@ -49,7 +51,7 @@ func (b *Singularity) Exec(ctx context.Context, req sandbox.ExecRequest, sio san
 	if err := ctx.Err(); err != nil {
 		return sandbox.Exit{}, fmt.Errorf("singularity: exec: %w", err)
 	}
-	stderr := orDiscard(sio.Stderr)
+	stderr := proc.OrDiscard(sio.Stderr)
 	refuse := func(format string, args ...any) (sandbox.Exit, error) {
 		fmt.Fprintf(stderr, "sparrow: singularity: "+format+"\n", args...)
 		return sandbox.Exit{Code: sandbox.ExitUnsupported}, nil
@@ -100,9 +102,11 @@ func (b *Singularity) Exec(ctx context.Context, req sandbox.ExecRequest, sio san
 		limit = s.cfg.MaxOutputBytes
 	}
 	cmd := &exec.Cmd{Path: s.binary, Args: append([]string{s.binary}, plan.argv(req.Argv)...),
-		Env: b.environ(), SysProcAttr: procAttr()}
-	var tail tailBuffer
-	exit, err := run(ctx, cmd, sio, &tail, timeout, limit, &b.live)
+		Env: b.environ(), SysProcAttr: proc.Attr()}
+	// Apptainer's starter relays signals to the container process.
+	var tail cliout.Tail
+	exit, err := proc.Run(ctx, cmd, sio, proc.Options{Backend: "singularity", Timeout: timeout, Limit: limit,
+		Tap: &tail, Live: &b.live, Relay: true, StartFailure: sandbox.ExitUnsupported})
 	if err != nil {
 		return exit, err
 	}

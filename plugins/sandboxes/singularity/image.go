@@ -8,8 +8,10 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
+
+	"github.com/sparrow-cli/sparrow/plugins/sandboxes/internal/proc"
+	"github.com/sparrow-cli/sparrow/sdk/sandbox/cliout"
 )
 
 // versionTimeout bounds `apptainer --version`.
@@ -34,7 +36,7 @@ var minVersion = map[string][2]int{"apptainer": {1, 1}, "singularity-ce": {3, 10
 func (b *Singularity) checkVersion(ctx context.Context, bin string) error {
 	ctx, cancel := context.WithTimeout(ctx, versionTimeout)
 	defer cancel()
-	var out, errOut tailBuffer
+	var out, errOut cliout.Tail
 	cmd := b.command(ctx, bin, "--version")
 	cmd.Stdout, cmd.Stderr = &out, &errOut
 	if err := cmd.Run(); err != nil {
@@ -61,7 +63,7 @@ func versionProblem(out string) error {
 // pull fetches uri into the session's image with `BINARY pull DEST URI`
 // (`apptainer pull [pull options...] [output file] <URI>`).
 func (b *Singularity) pull(ctx context.Context, s *session, uri string) error {
-	var out tailBuffer
+	var out cliout.Tail
 	cmd := b.command(ctx, s.binary, "pull", s.image, uri)
 	cmd.Stdout, cmd.Stderr = &out, &out
 	if err := cmd.Run(); err != nil {
@@ -76,35 +78,13 @@ func (b *Singularity) pull(ctx context.Context, s *session, uri string) error {
 func (b *Singularity) command(ctx context.Context, bin string, args ...string) *exec.Cmd {
 	cmd := exec.CommandContext(ctx, bin, args...)
 	cmd.Env = b.environ()
-	cmd.SysProcAttr = procAttr()
+	cmd.SysProcAttr = proc.Attr()
 	cmd.Cancel = func() error {
-		killGroup(cmd.Process.Pid)
+		proc.KillGroup(cmd.Process.Pid)
 		return nil
 	}
 	cmd.WaitDelay = 5 * time.Second
 	return cmd
-}
-
-// tailBuffer keeps the last 4 KiB written, for explaining failures.
-type tailBuffer struct {
-	mu sync.Mutex
-	b  []byte
-}
-
-func (t *tailBuffer) Write(p []byte) (int, error) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	t.b = append(t.b, p...)
-	if len(t.b) > 4096 {
-		t.b = t.b[len(t.b)-4096:]
-	}
-	return len(p), nil
-}
-
-func (t *tailBuffer) String() string {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	return string(t.b)
 }
 
 // lastLine is the last non-empty line of s.

@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sparrow-cli/sparrow/plugins/sandboxes/internal/proc"
 	"github.com/sparrow-cli/sparrow/sdk/sandbox"
 )
 
@@ -62,7 +63,7 @@ func gone(pid int) bool {
 		if err != nil {
 			return true
 		}
-		if state, _, ok := parseStat(stat); ok && state == 'Z' {
+		if state, _, ok := proc.ParseStat(stat); ok && state == 'Z' {
 			return true
 		}
 		if time.Now().After(deadline) {
@@ -143,8 +144,8 @@ func TestCancelEscalatesToKill(t *testing.T) {
 	start := time.Now()
 	cancel()
 	exit := wait(t, done, 10*time.Second)
-	if exit.Signal != "KILL" || exit.Code != 137 || time.Since(start) < killGrace {
-		t.Errorf("exit %+v after %v, want KILL after the %v grace period", exit, time.Since(start), killGrace)
+	if exit.Signal != "KILL" || exit.Code != 137 || time.Since(start) < proc.KillGrace {
+		t.Errorf("exit %+v after %v, want KILL after the %v grace period", exit, time.Since(start), proc.KillGrace)
 	}
 }
 

@@ -9,6 +9,7 @@ import (
 	"runtime"
 	"sync"
 
+	"github.com/sparrow-cli/sparrow/plugins/sandboxes/internal/proc"
 	"github.com/sparrow-cli/sparrow/sdk/plugin"
 	"github.com/sparrow-cli/sparrow/sdk/sandbox"
 )
@@ -40,7 +41,7 @@ type Singularity struct {
 	uid        func() int
 	cgroupRoot string
 	// live are the process groups of running commands.
-	live liveGroups
+	live proc.Groups
 }
 
 // New returns the backend with default settings. It has no image until

@@ -50,8 +50,8 @@ func (v *Vercel) wait(cmd *exec.Cmd) error {
 		return err
 	}
 	pgid := cmd.Process.Pid
-	v.live.add(pgid)
-	defer v.live.remove(pgid)
+	v.live.Add(pgid)
+	defer v.live.Remove(pgid)
 	return cmd.Wait()
 }
 
@@ -165,33 +165,4 @@ func message(stderr string) string {
 		s = strings.TrimSpace(s[:i])
 	}
 	return s
-}
-
-// liveGroups are the process groups of CLI runs still going.
-type liveGroups struct {
-	mu    sync.Mutex
-	pgids map[int]struct{}
-}
-
-func (l *liveGroups) add(pgid int) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if l.pgids == nil {
-		l.pgids = map[int]struct{}{}
-	}
-	l.pgids[pgid] = struct{}{}
-}
-
-func (l *liveGroups) remove(pgid int) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	delete(l.pgids, pgid)
-}
-
-func (l *liveGroups) killAll() {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	for pgid := range l.pgids {
-		_ = syscall.Kill(-pgid, syscall.SIGKILL)
-	}
 }

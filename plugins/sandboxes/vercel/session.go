@@ -159,7 +159,7 @@ func (v *Vercel) release(ctx context.Context, s *session, timeout time.Duration)
 // Cleanup implements plugin.Cleaner: when the kernel dies, CLI runs still
 // going are killed and every sandbox this backend created is removed.
 func (v *Vercel) Cleanup() {
-	v.live.killAll()
+	v.live.KillAll()
 	v.mu.Lock()
 	var created []*session
 	for id, s := range v.sessions {

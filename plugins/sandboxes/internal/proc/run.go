@@ -1,6 +1,6 @@
 //go:build unix
 
-package local
+package proc
 
 import (
 	"context"
@@ -15,26 +15,47 @@ import (
 	"github.com/sparrow-cli/sparrow/sdk/sandbox"
 )
 
-// unavailableReason is empty: Unix has everything this backend needs.
-const unavailableReason = ""
-
-// killGrace is how long a process group gets between SIGTERM and SIGKILL.
-const killGrace = 2 * time.Second
+// KillGrace is how long a command gets between SIGTERM and SIGKILL.
+const KillGrace = 2 * time.Second
 
 // pollEvery is how often a dying process group is checked.
 const pollEvery = 10 * time.Millisecond
 
-// run starts cmd in its own process group and supervises it to the end:
-// it forwards signals, enforces the timeout, stops the group on cancel,
-// and when the command exits it stops whatever the command left running
-// in its group, so nothing survives it.
-func run(ctx context.Context, cmd *exec.Cmd, sio sandbox.IO, timeout time.Duration, limit int64, live *liveGroups) (sandbox.Exit, error) {
-	out, err := newOutput(sio.Stdout, sio.Stderr, limit)
+// Options say how Run runs one command.
+type Options struct {
+	// Backend names the backend in the messages Run writes to stderr.
+	Backend string
+	// Timeout ends the command: SIGTERM, then SIGKILL after KillGrace;
+	// the exit is 124 and TimedOut.
+	Timeout time.Duration
+	// Limit caps stdout and stderr together, in bytes.
+	Limit int64
+	// Tap also gets everything the command writes to stderr, cap or no
+	// cap; nil for none.
+	Tap io.Writer
+	// Live records the command's group while it runs.
+	Live *Groups
+	// Relay is set when the leader relays signals to the real command
+	// (apptainer's starter): forwarded signals and the first SIGTERM go
+	// to the leader alone, so none arrives twice; SIGKILL, which cannot
+	// be relayed, goes to the group. Otherwise signals go to the group.
+	Relay bool
+	// StartFailure is the exit code when the command cannot be started.
+	StartFailure int
+}
+
+// Run starts cmd (whose SysProcAttr must come from Attr) in its own
+// process group and supervises it to the end: it forwards signals,
+// enforces the timeout, stops the group on cancel, and when the command
+// exits it stops whatever the command left running in its group, so
+// nothing survives it.
+func Run(ctx context.Context, cmd *exec.Cmd, sio sandbox.IO, o Options) (sandbox.Exit, error) {
+	out, err := newOutput(sio.Stdout, sio.Stderr, o.Tap, o.Limit, o.Backend)
 	if err != nil {
 		return sandbox.Exit{}, err
 	}
 	cmd.Stdout, cmd.Stderr = out.stdout(), out.stderr()
-	stdin, err := newStdin(cmd, sio.Stdin)
+	stdin, err := newStdin(cmd, sio.Stdin, o.Backend)
 	if err != nil {
 		out.started()
 		out.finish()
@@ -47,22 +68,21 @@ func run(ctx context.Context, cmd *exec.Cmd, sio sandbox.IO, timeout time.Durati
 	if err != nil {
 		stdin.stop()
 		out.finish()
-		fmt.Fprintf(orDiscard(sio.Stderr), "sparrow: local: %s: %v\n", cmd.Args[0], unwrapExec(err))
-		return sandbox.Exit{Code: 126, Duration: time.Since(began)}, nil
+		fmt.Fprintf(OrDiscard(sio.Stderr), "sparrow: %s: %s: %v\n", o.Backend, cmd.Args[0], unwrapExec(err))
+		return sandbox.Exit{Code: o.StartFailure, Duration: time.Since(began)}, nil
 	}
 	stdin.copy(sio.Stdin)
 
-	g := &group{pgid: cmd.Process.Pid}
-	live.add(g.pgid)
-	defer live.remove(g.pgid)
+	g := &group{pgid: cmd.Process.Pid, relay: o.Relay}
+	o.Live.Add(g.pgid)
+	defer o.Live.Remove(g.pgid)
 	waited := make(chan error, 1)
 	go func() { waited <- cmd.Wait() }()
-	timedOut := g.supervise(ctx, waited, sio.Signals, timeout)
+	timedOut := g.supervise(ctx, waited, sio.Signals, o.Timeout)
 	g.drain()
 	stdin.stop()
-	cut := out.finish()
-	if cut {
-		fmt.Fprintln(orDiscard(sio.Stderr), "sparrow: local: a process that left the command's process group still holds its output; it was not waited for")
+	if out.finish() {
+		fmt.Fprintf(OrDiscard(sio.Stderr), "sparrow: %s: a process that left the command's process group still holds its output; it was not waited for\n", o.Backend)
 	}
 	exit := sandbox.Exit{Duration: time.Since(began), OutputTruncated: out.truncated(), TimedOut: timedOut}
 	exit.Code, exit.Signal = status(cmd.ProcessState)
@@ -84,34 +104,46 @@ func unwrapExec(err error) error {
 
 // group is a command's process group, named by its leader's pid.
 type group struct {
-	pgid int
-	// termSent is set once the group was asked to stop; killAt fires when
-	// the grace period is over.
+	pgid  int
+	relay bool
+	// termSent is set once the command was asked to stop; killAt fires
+	// when the grace period is over.
 	termSent bool
 	killAt   <-chan time.Time
 	killed   bool
 }
 
-func (g *group) signal(sig syscall.Signal) { _ = syscall.Kill(-g.pgid, sig) }
+// forward sends a forwarded signal or the first SIGTERM: to the leader
+// when it relays, else to the group.
+func (g *group) forward(sig syscall.Signal) {
+	if g.relay {
+		_ = syscall.Kill(g.pgid, sig)
+		return
+	}
+	g.signalGroup(sig)
+}
+
+// signalGroup sends sig to every process in the group.
+func (g *group) signalGroup(sig syscall.Signal) { _ = syscall.Kill(-g.pgid, sig) }
 
 // alive reports whether the group still has a live member.
 func (g *group) alive() bool { return groupAlive(g.pgid) }
 
-// terminate sends SIGTERM once and starts the grace period.
-func (g *group) terminate() {
+// terminate asks the command to stop once and starts the grace period.
+func (g *group) terminate(send func(syscall.Signal)) {
 	if g.termSent {
 		return
 	}
 	g.termSent = true
-	g.signal(syscall.SIGTERM)
-	g.killAt = time.After(killGrace)
+	send(syscall.SIGTERM)
+	g.killAt = time.After(KillGrace)
 }
 
 // kill ends the grace period.
 func (g *group) kill() {
 	g.killed = true
 	g.killAt = nil
-	g.signal(syscall.SIGKILL)
+	g.signalGroup(syscall.SIGKILL)
 }
 
 // supervise runs until the leader has been waited for, and reports
@@ -126,10 +158,10 @@ func (g *group) supervise(ctx context.Context, waited <-chan error, signals <-ch
 			return timedOut
 		case <-timer.C:
 			timedOut = true
-			g.terminate()
+			g.terminate(g.forward)
 		case <-done:
 			done = nil
-			g.terminate()
+			g.terminate(g.forward)
 		case <-g.killAt:
 			g.kill()
 		case name, ok := <-signals:
@@ -137,8 +169,12 @@ func (g *group) supervise(ctx context.Context, waited <-chan error, signals <-ch
 				signals = nil
 				continue
 			}
-			if sig, known := forwardable(name); known {
-				g.signal(sig)
+			switch sig, known := forwardable(name); {
+			case !known:
+			case g.relay && sig == syscall.SIGKILL:
+				g.kill()
+			default:
+				g.forward(sig)
 			}
 		}
 	}
@@ -147,15 +183,20 @@ func (g *group) supervise(ctx context.Context, waited <-chan error, signals <-ch
 // drain stops what the leader left running in its group: SIGTERM, then
 // SIGKILL when the grace period (begun here or earlier) is over. Once
 // SIGKILL is sent it does not wait: the leftovers are gone, only their
-// reaping by init remains. A last SIGKILL, sent only while the group still
-// exists (so its id cannot have been reused), covers a leftover forked
-// while the group was being checked.
+// reaping by init remains. A last SIGKILL, sent only while the
+// group still exists (so its id cannot have been reused), covers a
+// leftover forked while the group was being checked.
 func (g *group) drain() {
 	if g.killed {
 		return
 	}
 	if g.alive() {
-		g.terminate()
+		switch {
+		case !g.termSent:
+			g.terminate(g.signalGroup)
+		case g.relay:
+			g.signalGroup(syscall.SIGTERM) // the first went to the leader only
+		}
 		poll := time.NewTicker(pollEvery)
 		defer poll.Stop()
 		for g.alive() {
@@ -168,7 +209,7 @@ func (g *group) drain() {
 		}
 	}
 	if syscall.Kill(-g.pgid, 0) == nil {
-		g.signal(syscall.SIGKILL)
+		g.signalGroup(syscall.SIGKILL)
 	}
 }
 
@@ -178,13 +219,13 @@ type stdinPipe struct {
 	child, parent *os.File
 }
 
-func newStdin(cmd *exec.Cmd, r io.Reader) (*stdinPipe, error) {
+func newStdin(cmd *exec.Cmd, r io.Reader, backend string) (*stdinPipe, error) {
 	if r == nil {
 		return &stdinPipe{}, nil
 	}
 	cr, pw, err := os.Pipe()
 	if err != nil {
-		return nil, fmt.Errorf("local: stdin pipe: %w", err)
+		return nil, fmt.Errorf("%s: stdin pipe: %w", backend, err)
 	}
 	cmd.Stdin = cr
 	return &stdinPipe{child: cr, parent: pw}, nil

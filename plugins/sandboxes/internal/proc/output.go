@@ -1,4 +1,4 @@
-package local
+package proc
 
 import (
 	"fmt"
@@ -9,10 +9,10 @@ import (
 	"time"
 )
 
-// outputDrain is how long output may still flow after the command's
+// OutputDrain is how long output may still flow after the command's
 // process group is gone. Only a process that left the group (setsid, a
 // daemon) can hold the pipes open longer; it is not waited for.
-const outputDrain = time.Second
+const OutputDrain = time.Second
 
 // output carries a command's stdout and stderr to the caller through real
 // pipes, so the command's exit is seen at once even while leftovers hold
@@ -34,14 +34,16 @@ type output struct {
 }
 
 // newOutput creates the pipes and starts copying into stdout and stderr
-// (nil discards). The caller must call finish.
-func newOutput(stdout, stderr io.Writer, limit int64) (*output, error) {
+// (nil discards). Everything the command writes to stderr also goes to
+// tap (nil for none), cap or no cap, from one goroutine. The caller must
+// call finish.
+func newOutput(stdout, stderr, tap io.Writer, limit int64, backend string) (*output, error) {
 	o := &output{left: limit}
 	for range 2 {
 		r, w, err := os.Pipe()
 		if err != nil {
 			o.closeAll()
-			return nil, fmt.Errorf("local: output pipe: %w", err)
+			return nil, fmt.Errorf("%s: output pipe: %w", backend, err)
 		}
 		o.childEnds = append(o.childEnds, w)
 		o.readEnds = append(o.readEnds, r)
@@ -50,8 +52,12 @@ func newOutput(stdout, stderr io.Writer, limit int64) (*output, error) {
 	if samePointer(stdout, stderr) {
 		errLock = outLock
 	}
-	o.copiers.Go(func() { _, _ = io.Copy(o.writer(orDiscard(stdout), outLock), o.readEnds[0]) })
-	o.copiers.Go(func() { _, _ = io.Copy(o.writer(orDiscard(stderr), errLock), o.readEnds[1]) })
+	o.copiers.Go(func() { _, _ = io.Copy(o.writer(OrDiscard(stdout), outLock), o.readEnds[0]) })
+	errDst := o.writer(OrDiscard(stderr), errLock)
+	if tap != nil {
+		errDst = io.MultiWriter(tap, errDst)
+	}
+	o.copiers.Go(func() { _, _ = io.Copy(errDst, o.readEnds[1]) })
 	return o, nil
 }
 
@@ -77,14 +83,14 @@ func (o *output) started() {
 	}
 }
 
-// finish waits for the copiers, cutting them off after outputDrain, and
+// finish waits for the copiers, cutting them off after OutputDrain, and
 // reports whether it had to.
 func (o *output) finish() (cut bool) {
 	done := make(chan struct{})
 	go func() { o.copiers.Wait(); close(done) }()
 	select {
 	case <-done:
-	case <-time.After(outputDrain):
+	case <-time.After(OutputDrain):
 		for _, r := range o.readEnds {
 			_ = r.SetReadDeadline(time.Now())
 		}
@@ -143,7 +149,8 @@ type writerFunc func([]byte) (int, error)
 
 func (f writerFunc) Write(p []byte) (int, error) { return f(p) }
 
-func orDiscard(w io.Writer) io.Writer {
+// OrDiscard is w, or a writer that discards when w is nil.
+func OrDiscard(w io.Writer) io.Writer {
 	if w == nil {
 		return io.Discard
 	}

@@ -1,4 +1,4 @@
-package singularity
+package proc
 
 import (
 	"bytes"
@@ -7,14 +7,14 @@ import (
 	"syscall"
 )
 
-// procAttr gives each command its own process group and kills it if the
+// Attr gives each command its own process group and kills it if the
 // plugin dies, however it dies.
-func procAttr() *syscall.SysProcAttr {
+func Attr() *syscall.SysProcAttr {
 	return &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 }
 
-// killGroup sends SIGKILL to a process group.
-func killGroup(pgid int) { _ = syscall.Kill(-pgid, syscall.SIGKILL) }
+// KillGroup sends SIGKILL to a process group.
+func KillGroup(pgid int) { _ = syscall.Kill(-pgid, syscall.SIGKILL) }
 
 // groupAlive reports whether a process group has a member that is not a
 // zombie. Orphans killed in the group stay zombies until init reaps them,
@@ -41,7 +41,7 @@ func groupAlive(pgid int) bool {
 		if err != nil {
 			continue // exited while we looked
 		}
-		state, pgrp, ok := parseStat(stat)
+		state, pgrp, ok := ParseStat(stat)
 		if ok && pgrp == pgid && state != 'Z' && state != 'X' {
 			return true
 		}
@@ -49,10 +49,10 @@ func groupAlive(pgid int) bool {
 	return false
 }
 
-// parseStat reads the state and process group from /proc/PID/stat. The
+// ParseStat reads the state and process group from /proc/PID/stat. The
 // command name may contain spaces and parentheses, so fields are counted
 // from the last ')'.
-func parseStat(stat []byte) (state byte, pgrp int, ok bool) {
+func ParseStat(stat []byte) (state byte, pgrp int, ok bool) {
 	i := bytes.LastIndexByte(stat, ')')
 	if i < 0 {
 		return 0, 0, false

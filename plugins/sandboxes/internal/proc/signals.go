@@ -1,6 +1,6 @@
 //go:build unix
 
-package singularity
+package proc
 
 import (
 	"os"

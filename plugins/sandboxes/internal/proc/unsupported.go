@@ -1,0 +1,41 @@
+//go:build !unix
+
+package proc
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os/exec"
+	"syscall"
+	"time"
+
+	"github.com/sparrow-cli/sparrow/sdk/sandbox"
+)
+
+// KillGrace is how long a command gets between SIGTERM and SIGKILL.
+const KillGrace = 2 * time.Second
+
+// Options say how Run runs one command; see the Unix build.
+type Options struct {
+	Backend      string
+	Timeout      time.Duration
+	Limit        int64
+	Tap          io.Writer
+	Live         *Groups
+	Relay        bool
+	StartFailure int
+}
+
+// Attr is nil: there are no process groups here.
+func Attr() *syscall.SysProcAttr { return nil }
+
+// KillGroup does nothing: there are no process groups here.
+func KillGroup(int) {}
+
+// Run refuses: without process groups a command's children could not be
+// stopped, and no backend pretends it can.
+func Run(_ context.Context, _ *exec.Cmd, sio sandbox.IO, o Options) (sandbox.Exit, error) {
+	fmt.Fprintf(OrDiscard(sio.Stderr), "sparrow: %s: this backend needs Unix process groups to kill what a command leaves behind\n", o.Backend)
+	return sandbox.Exit{Code: sandbox.ExitUnsupported}, nil
+}
