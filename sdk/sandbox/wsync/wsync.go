@@ -338,9 +338,17 @@ func (m *Mirror) Pull(r io.Reader) (Changes, error) {
 			ch.Removed = append(ch.Removed, rel)
 		}
 	}
+	// Synced is what both sides hold now: a file that appeared on the
+	// host meanwhile (an editor, the user) is not on the remote, so the
+	// next push must send it and the next pull must not delete it.
 	now, _, err := m.scan()
 	if err != nil {
 		return ch, err
+	}
+	for rel := range now {
+		if !seen[rel] {
+			delete(now, rel)
+		}
 	}
 	m.synced = now
 	return ch, nil

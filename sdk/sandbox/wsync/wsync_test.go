@@ -225,6 +225,15 @@ func TestPullKeepsUnchangedFilesAndHostOnlyFiles(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(host, "mine.txt")); err != nil {
 		t.Error("a host-only file was deleted by a pull")
 	}
+	// It was never on the remote: the next push sends it, and the next
+	// pull keeps it.
+	if p := push(t, m, remote); !slices.Contains(p.Changed, "mine.txt") {
+		t.Errorf("the next push left out the host-only file: %q", p.Changed)
+	}
+	pull(t, m, remote)
+	if _, err := os.Stat(filepath.Join(host, "mine.txt")); err != nil {
+		t.Error("a host-only file was deleted by the second pull")
+	}
 }
 
 func TestFailedPushIsRetried(t *testing.T) {
