@@ -180,7 +180,7 @@ func (w *Worktree) Teardown(ctx context.Context, id string) (sandbox.Released, e
 	if s == nil {
 		return sandbox.Released{}, nil
 	}
-	if err := Commit(ctx, w.git, s.path, "sparrow: changes of run "+strings.TrimPrefix(s.branch, BranchPrefix)); err != nil {
+	if err := commit(ctx, w.git, s.path, "sparrow: changes of run "+strings.TrimPrefix(s.branch, BranchPrefix)); err != nil {
 		return sandbox.Released{}, fmt.Errorf("worktree: teardown: %w (the worktree is kept at %s)", err, s.path)
 	}
 	stat, err := w.run(ctx, s.repo, "diff", "--shortstat", s.base, s.branch)
@@ -205,9 +205,9 @@ func (w *Worktree) Teardown(ctx context.Context, id string) (sandbox.Released, e
 	return sandbox.Released{Notice: b.String()}, nil
 }
 
-// Commit commits everything in the worktree at path, if anything changed.
+// commit commits everything in the worktree at path, if anything changed.
 // Without a configured git identity it commits as Sparrow.
-func Commit(ctx context.Context, git, path, message string) error {
+func commit(ctx context.Context, git, path, message string) error {
 	if out, err := gitOut(ctx, git, path, "status", "--porcelain"); err != nil {
 		return err
 	} else if out == "" {
