@@ -1,0 +1,295 @@
+package confine
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// systemDirs make up the read-only system view (Spec.System).
+var systemDirs = []string{"/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/opt", "/etc"}
+
+// SystemSecrets are the files and directories under /etc the system view
+// hides: password hashes, sudo rules, host private keys, stored network
+// and service credentials.
+var SystemSecrets = []string{
+	"/etc/shadow", "/etc/shadow-", "/etc/gshadow", "/etc/gshadow-",
+	"/etc/sudoers", "/etc/sudoers.d", "/etc/security/opasswd",
+	"/etc/ssl/private", "/etc/krb5.keytab", "/etc/NetworkManager/system-connections",
+	"/etc/wpa_supplicant", "/etc/docker/key.json", "/etc/letsencrypt", "/etc/pki/private",
+}
+
+// Cmd is a confined process ready to start: bubblewrap (behind the cgroup
+// hop when limits need one). Set Stdin, Stdout and Stderr, Start or Run
+// it, then call Cleanup.
+type Cmd struct {
+	*exec.Cmd
+	cg    *cgroup
+	files []*os.File
+	// Notes say which fallbacks this process runs under ("memory capped
+	// per process: no cgroup"); empty when every primitive was there.
+	Notes []string
+}
+
+// Cleanup kills whatever is left of the process tree and releases the
+// cgroup. Call it once the process has been waited for (or never started).
+func (c *Cmd) Cleanup() {
+	for _, f := range c.files {
+		f.Close()
+	}
+	if c.cg != nil {
+		c.cg.remove()
+	}
+}
+
+// Kill kills the whole tree at once: the cgroup when there is one, and
+// bubblewrap, whose death takes the sandbox's pid namespace with it.
+func (c *Cmd) Kill() {
+	if c.cg != nil {
+		c.cg.kill()
+	}
+	if c.Process != nil {
+		_ = c.Process.Kill()
+	}
+}
+
+// OOMKilled reports whether the memory limit killed a process.
+func (c *Cmd) OOMKilled() bool { return c.cg != nil && c.cg.oomKilled() }
+
+// Command prepares spec under the primitives rep found. It refuses, saying
+// what is missing, when rep is not usable or a limit cannot be enforced.
+func Command(spec Spec, rep Report) (*Cmd, error) {
+	if !rep.Usable() {
+		return nil, fmt.Errorf("cannot confine: missing %s", strings.Join(rep.Missing, "; "))
+	}
+	if len(spec.Argv) == 0 {
+		return nil, errors.New("confine: empty argv")
+	}
+	if !filepath.IsAbs(spec.Init) {
+		return nil, fmt.Errorf("confine: init %q is not an absolute path", spec.Init)
+	}
+	if !filepath.IsAbs(spec.Dir) {
+		return nil, fmt.Errorf("confine: working directory %q is not an absolute path", spec.Dir)
+	}
+	c := &Cmd{}
+	plan := initPlan{Argv: spec.Argv, Landlock: rep.Landlock, FSize: spec.Limits.FileBytes}
+	if spec.Limits.CPUTime > 0 {
+		plan.CPU = max(1, int64(spec.Limits.CPUTime.Seconds()))
+	}
+	lim := spec.Limits
+	var root *cgroupRoot
+	if lim.Pids > 0 || lim.MemoryBytes > 0 {
+		root, _ = detectCgroup()
+	}
+	if lim.Pids > 0 && !root.has("pids") {
+		if os.Geteuid() == 0 {
+			return nil, errors.New("a process limit needs a cgroup here (root is exempt from RLIMIT_NPROC); delegate a cgroup v2 with the pids controller, run Sparrow as a user, or drop the limit")
+		}
+		plan.NProc = lim.Pids
+		c.Notes = append(c.Notes, "processes limited by RLIMIT_NPROC: no cgroup")
+		lim.Pids = 0
+	}
+	if lim.MemoryBytes > 0 && !root.has("memory") {
+		plan.AS = lim.MemoryBytes
+		c.Notes = append(c.Notes, "memory capped per process (address space): no cgroup")
+		lim.MemoryBytes = 0
+	}
+	if lim.Pids > 0 || lim.MemoryBytes > 0 {
+		g, err := root.create("sparrow-"+randomName(), lim)
+		if err != nil {
+			return nil, err
+		}
+		c.cg = g
+	}
+	args, err := c.bwrapArgs(spec, &plan)
+	if err != nil {
+		c.Cleanup()
+		return nil, err
+	}
+	js, err := json.Marshal(plan)
+	if err != nil {
+		c.Cleanup()
+		return nil, fmt.Errorf("confine: %w", err)
+	}
+	args = append(args, "--", initPath, initArg, string(js))
+	bwrap := strings.Fields(rep.Bwrap)[0]
+	argv := append([]string{bwrap}, args...)
+	if c.cg != nil {
+		argv = append(append([]string{spec.Init, enterArg}, c.cg.procsFiles()...), append([]string{"--"}, argv...)...)
+	}
+	c.Cmd = &exec.Cmd{Path: argv[0], Args: argv, Env: slices.Clone(spec.Env), ExtraFiles: c.files}
+	if c.Cmd.Env == nil {
+		c.Cmd.Env = []string{}
+	}
+	return c, nil
+}
+
+func randomName() string {
+	b := make([]byte, 6)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
+}
+
+// bwrapArgs lays out the sandbox. Later mounts cover earlier ones, so the
+// order is: system view, /proc, /dev, /tmp, home, the spec's paths from
+// the shallowest down, then protected and hidden paths on top.
+func (c *Cmd) bwrapArgs(spec Spec, plan *initPlan) ([]string, error) {
+	a := []string{"--die-with-parent", "--new-session", "--unshare-pid", "--unshare-ipc", "--unshare-uts",
+		"--unshare-cgroup-try", "--hostname", "sparrow", "--unshare-user", "--disable-userns"}
+	if !spec.Network {
+		a = append(a, "--unshare-net")
+	}
+	if spec.System {
+		for _, d := range systemDirs {
+			fi, err := os.Lstat(d)
+			switch {
+			case err != nil:
+				continue
+			case fi.Mode()&os.ModeSymlink != 0:
+				target, err := os.Readlink(d)
+				if err != nil {
+					return nil, fmt.Errorf("confine: %s: %w", d, err)
+				}
+				a = append(a, "--symlink", target, d)
+			default:
+				a = append(a, "--ro-bind", d, d)
+				plan.ReadOnly = append(plan.ReadOnly, d)
+			}
+		}
+		if spec.Network {
+			// resolv.conf often points into /run, which stays hidden.
+			if r, err := filepath.EvalSymlinks("/etc/resolv.conf"); err == nil && !strings.HasPrefix(r, "/etc/") {
+				a = append(a, "--ro-bind", r, r)
+				plan.ReadOnly = append(plan.ReadOnly, r)
+			}
+		}
+	}
+	tmp := spec.Limits.TmpBytes
+	if tmp <= 0 {
+		tmp = DefaultTmpBytes
+	}
+	a = append(a, "--proc", "/proc", "--dev", "/dev", "--size", strconv.FormatInt(tmp, 10), "--tmpfs", "/tmp")
+	plan.ReadOnly = append(plan.ReadOnly, "/proc", initPath)
+	plan.Devices = append(plan.Devices, "/dev")
+	plan.ReadWrite = append(plan.ReadWrite, "/tmp", "/dev/shm")
+	if spec.Home != "" && spec.Home != "/" {
+		a = append(a, "--size", strconv.FormatInt(tmp, 10), "--tmpfs", spec.Home)
+		plan.ReadWrite = append(plan.ReadWrite, spec.Home)
+	}
+	type bind struct {
+		path string
+		rw   bool
+	}
+	var binds []bind
+	for _, p := range spec.ReadOnly {
+		binds = append(binds, bind{filepath.Clean(p), false})
+	}
+	for _, p := range spec.ReadWrite {
+		binds = append(binds, bind{filepath.Clean(p), true})
+	}
+	slices.SortStableFunc(binds, func(x, y bind) int { return strings.Count(x.path, "/") - strings.Count(y.path, "/") })
+	for _, b := range binds {
+		if !filepath.IsAbs(b.path) {
+			return nil, fmt.Errorf("confine: path %q is not absolute", b.path)
+		}
+		if _, err := os.Stat(b.path); err != nil {
+			return nil, fmt.Errorf("confine: %w", err)
+		}
+		if b.rw {
+			a = append(a, "--bind", b.path, b.path)
+			plan.ReadWrite = append(plan.ReadWrite, b.path)
+		} else {
+			a = append(a, "--ro-bind", b.path, b.path)
+			plan.ReadOnly = append(plan.ReadOnly, b.path)
+		}
+	}
+	for _, p := range spec.Protected {
+		if _, err := os.Lstat(p); err == nil {
+			a = append(a, "--ro-bind", p, p)
+		}
+	}
+	hidden, err := c.hide(spec)
+	if err != nil {
+		return nil, err
+	}
+	a = append(a, hidden...)
+	a = append(a, "--ro-bind", spec.Init, initPath, "--chdir", spec.Dir)
+	return a, nil
+}
+
+// hide covers each hidden path that exists, and what a hidden symlink
+// points to, with an empty read-only directory or file.
+func (c *Cmd) hide(spec Spec) ([]string, error) {
+	var a []string
+	var seen []string
+	var add func(p string, depth int) error
+	add = func(p string, depth int) error {
+		p = filepath.Clean(p)
+		if slices.Contains(seen, p) || depth > 8 {
+			return nil
+		}
+		fi, err := os.Lstat(p)
+		if err != nil || !visible(spec, p) {
+			return nil
+		}
+		seen = append(seen, p)
+		switch {
+		case fi.Mode()&os.ModeSymlink != 0:
+			if t, err := filepath.EvalSymlinks(p); err == nil {
+				return add(t, depth+1)
+			}
+		case fi.IsDir():
+			a = append(a, "--tmpfs", p, "--remount-ro", p)
+		default:
+			f, err := os.Open(os.DevNull)
+			if err != nil {
+				return fmt.Errorf("confine: hide %s: %w", p, err)
+			}
+			c.files = append(c.files, f)
+			a = append(a, "--perms", "0444", "--ro-bind-data", strconv.Itoa(2+len(c.files)), p)
+		}
+		return nil
+	}
+	for _, p := range spec.Hidden {
+		if err := add(p, 0); err != nil {
+			return nil, err
+		}
+	}
+	if spec.System {
+		for _, p := range SystemSecrets {
+			if err := add(p, 0); err != nil {
+				return nil, err
+			}
+		}
+		keys, _ := filepath.Glob("/etc/ssh/ssh_host_*_key")
+		for _, p := range keys {
+			if err := add(p, 0); err != nil {
+				return nil, err
+			}
+		}
+	}
+	return a, nil
+}
+
+// visible reports whether p lies below a path the spec binds; anything
+// else is not in the sandbox at all and needs no hiding.
+func visible(spec Spec, p string) bool {
+	roots := append(append([]string{}, spec.ReadOnly...), spec.ReadWrite...)
+	if spec.System {
+		roots = append(roots, systemDirs...)
+	}
+	for _, r := range roots {
+		if rel, err := filepath.Rel(r, p); err == nil && rel != ".." && !strings.HasPrefix(rel, "../") {
+			return true
+		}
+	}
+	return false
+}

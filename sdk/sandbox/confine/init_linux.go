@@ -1,0 +1,251 @@
+package confine
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"runtime"
+	"strconv"
+	"strings"
+
+	ll "github.com/landlock-lsm/go-landlock/landlock/syscall"
+	"golang.org/x/sys/unix"
+)
+
+// The init's two modes, as its first argument.
+const (
+	// initArg: inside the sandbox, apply Landlock, seccomp and rlimits,
+	// then exec the program.
+	initArg = "__sparrow-confine-init"
+	// enterArg: outside, join cgroups, then exec bubblewrap.
+	enterArg = "__sparrow-confine-enter"
+	// initPath is where the init binary is bound inside.
+	initPath = "/.sparrow/init"
+)
+
+// initPlan is what the init applies inside, passed as one JSON argument.
+type initPlan struct {
+	ReadOnly  []string `json:"ro"`
+	ReadWrite []string `json:"rw"`
+	Devices   []string `json:"dev"`
+	Landlock  int      `json:"landlock"`
+	NProc     int64    `json:"nproc,omitempty"`
+	AS        int64    `json:"as,omitempty"`
+	FSize     int64    `json:"fsize,omitempty"`
+	CPU       int64    `json:"cpu,omitempty"`
+	Argv      []string `json:"argv"`
+}
+
+// Init runs the init when the process was started as one and never
+// returns then; otherwise it returns at once. Call it first in main of any
+// binary used as Spec.Init.
+func Init() {
+	if len(os.Args) < 2 {
+		return
+	}
+	var err error
+	switch os.Args[1] {
+	case initArg:
+		err = runInit(os.Args[2:])
+	case enterArg:
+		err = runEnter(os.Args[2:])
+	default:
+		return
+	}
+	var code exitCode
+	if errors.As(err, &code) {
+		os.Exit(int(code))
+	}
+	fmt.Fprintf(os.Stderr, "sparrow: confine: %v\n", err)
+	os.Exit(127)
+}
+
+// exitCode is an init failure that has already been reported.
+type exitCode int
+
+func (c exitCode) Error() string { return "exit " + strconv.Itoa(int(c)) }
+
+// runInit confines the calling thread and execs the program on it: Go
+// may run other goroutines on other threads, but execve keeps only this
+// one, with its Landlock domain and seccomp filter.
+func runInit(args []string) error {
+	if len(args) != 1 {
+		return errors.New("init: want one plan argument")
+	}
+	var plan initPlan
+	if err := json.Unmarshal([]byte(args[0]), &plan); err != nil {
+		return fmt.Errorf("init: plan: %w", err)
+	}
+	if len(plan.Argv) == 0 {
+		return errors.New("init: empty argv")
+	}
+	path, err := lookPath(plan.Argv[0])
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "sparrow: %v\n", err)
+		if errors.Is(err, errNotExecutable) {
+			return exitCode(126)
+		}
+		return exitCode(127)
+	}
+	runtime.LockOSThread()
+	if err := setRlimits(plan); err != nil {
+		return err
+	}
+	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
+		return fmt.Errorf("no_new_privs: %w", err)
+	}
+	if plan.Landlock > 0 {
+		if err := restrictLandlock(plan); err != nil {
+			return err
+		}
+	}
+	if err := installSeccomp(); err != nil {
+		return err
+	}
+	// Descriptors Sparrow or its own parent left inheritable end here.
+	if err := unix.CloseRange(3, ^uint(0), unix.CLOSE_RANGE_CLOEXEC); err != nil {
+		return fmt.Errorf("close inherited descriptors: %w", err)
+	}
+	err = unix.Exec(path, plan.Argv, os.Environ())
+	fmt.Fprintf(os.Stderr, "sparrow: %s: %v\n", plan.Argv[0], err)
+	if errors.Is(err, unix.EACCES) || errors.Is(err, unix.ENOEXEC) {
+		return exitCode(126)
+	}
+	return exitCode(127)
+}
+
+var errNotExecutable = errors.New("not executable")
+
+// lookPath finds name as a shell would, in the PATH the program gets.
+func lookPath(name string) (string, error) {
+	p, err := exec.LookPath(name)
+	if err == nil {
+		return p, nil
+	}
+	if errors.Is(err, exec.ErrNotFound) || errors.Is(err, os.ErrNotExist) {
+		if strings.Contains(name, "/") {
+			if fi, serr := os.Stat(name); serr == nil && !fi.IsDir() {
+				return "", fmt.Errorf("permission denied: %s: %w", name, errNotExecutable)
+			}
+		}
+		return "", fmt.Errorf("command not found: %s", name)
+	}
+	return "", fmt.Errorf("permission denied: %s: %w", name, errNotExecutable)
+}
+
+func setRlimits(plan initPlan) error {
+	set := func(what string, res int, v int64) error {
+		if v <= 0 {
+			return nil
+		}
+		if err := unix.Setrlimit(res, &unix.Rlimit{Cur: uint64(v), Max: uint64(v)}); err != nil {
+			return fmt.Errorf("rlimit %s: %w", what, err)
+		}
+		return nil
+	}
+	return errors.Join(
+		set("processes", unix.RLIMIT_NPROC, plan.NProc),
+		set("address space", unix.RLIMIT_AS, plan.AS),
+		set("file size", unix.RLIMIT_FSIZE, plan.FSize),
+		set("cpu", unix.RLIMIT_CPU, plan.CPU),
+		unix.Setrlimit(unix.RLIMIT_CORE, &unix.Rlimit{}),
+	)
+}
+
+// Landlock access rights by the ABI that introduced them.
+const (
+	fsReadV1  = ll.AccessFSExecute | ll.AccessFSReadFile | ll.AccessFSReadDir
+	fsWriteV1 = ll.AccessFSWriteFile | ll.AccessFSRemoveDir | ll.AccessFSRemoveFile | ll.AccessFSMakeChar |
+		ll.AccessFSMakeDir | ll.AccessFSMakeReg | ll.AccessFSMakeSock | ll.AccessFSMakeFifo |
+		ll.AccessFSMakeBlock | ll.AccessFSMakeSym
+	fileRights = ll.AccessFSExecute | ll.AccessFSWriteFile | ll.AccessFSReadFile | ll.AccessFSTruncate | ll.AccessFSIoctlDev
+)
+
+// handledFS is every filesystem right the ABI knows.
+func handledFS(abi int) uint64 {
+	h := uint64(fsReadV1 | fsWriteV1)
+	if abi >= 2 {
+		h |= ll.AccessFSRefer
+	}
+	if abi >= 3 {
+		h |= ll.AccessFSTruncate
+	}
+	if abi >= 5 {
+		h |= ll.AccessFSIoctlDev
+	}
+	return h
+}
+
+// restrictLandlock allows reading below ReadOnly, everything below
+// ReadWrite and using the devices, and nothing else; from ABI 6 it also
+// keeps signals and abstract unix sockets inside the sandbox.
+func restrictLandlock(plan initPlan) error {
+	handled := handledFS(plan.Landlock)
+	attr := ll.RulesetAttr{HandledAccessFS: handled}
+	if plan.Landlock >= 6 {
+		attr.Scoped = ll.ScopeAbstractUnixSocket | ll.ScopeSignal
+	}
+	fd, err := ll.LandlockCreateRuleset(&attr, 0)
+	if err != nil {
+		return fmt.Errorf("landlock: create ruleset: %w", err)
+	}
+	defer unix.Close(fd)
+	read := uint64(fsReadV1)
+	rw := handled
+	dev := uint64(fsReadV1|ll.AccessFSWriteFile) | handled&uint64(ll.AccessFSTruncate|ll.AccessFSIoctlDev)
+	for _, r := range []struct {
+		paths  []string
+		access uint64
+	}{{plan.ReadOnly, read}, {plan.ReadWrite, rw}, {plan.Devices, dev}} {
+		for _, p := range r.paths {
+			if err := addPathRule(fd, p, r.access&handled); err != nil {
+				return err
+			}
+		}
+	}
+	if err := ll.LandlockRestrictSelf(fd, 0); err != nil {
+		return fmt.Errorf("landlock: restrict: %w", err)
+	}
+	return nil
+}
+
+func addPathRule(ruleset int, path string, access uint64) error {
+	fd, err := unix.Open(path, unix.O_PATH|unix.O_CLOEXEC, 0)
+	if errors.Is(err, unix.ENOENT) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("landlock: open %s: %w", path, err)
+	}
+	defer unix.Close(fd)
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil {
+		return fmt.Errorf("landlock: stat %s: %w", path, err)
+	}
+	if st.Mode&unix.S_IFMT != unix.S_IFDIR {
+		access &= fileRights
+	}
+	if err := ll.LandlockAddPathBeneathRule(ruleset, &ll.PathBeneathAttr{AllowedAccess: access, ParentFd: fd}, 0); err != nil {
+		return fmt.Errorf("landlock: rule for %s: %w", path, err)
+	}
+	return nil
+}
+
+// runEnter moves this process into the cgroups whose cgroup.procs files
+// precede "--", then execs what follows.
+func runEnter(args []string) error {
+	i := 0
+	for ; i < len(args) && args[i] != "--"; i++ {
+		if err := os.WriteFile(args[i], []byte(strconv.Itoa(os.Getpid())), 0); err != nil {
+			return fmt.Errorf("join cgroup: %w", err)
+		}
+	}
+	if i+1 >= len(args) {
+		return errors.New("enter: nothing to run")
+	}
+	argv := args[i+1:]
+	err := unix.Exec(argv[0], argv, os.Environ())
+	return fmt.Errorf("exec %s: %w", argv[0], err)
+}

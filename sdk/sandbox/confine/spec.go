@@ -1,0 +1,61 @@
+package confine
+
+import "time"
+
+// Spec is one confined process. Paths are absolute host paths; a path is
+// visible inside at the same place.
+type Spec struct {
+	// Argv is the program and its arguments; a name without a slash is
+	// looked up in the PATH of Env, inside the sandbox.
+	Argv []string
+	// Dir is the working directory; it must be visible.
+	Dir string
+	// Env is the complete environment (NAME=VALUE); nothing else leaks in.
+	Env []string
+	// System adds the read-only system view toolchains need: /usr, /bin,
+	// /sbin, /lib*, /opt and /etc without its secrets (shadow, sudoers,
+	// host keys, ...). See SystemSecrets.
+	System bool
+	// ReadOnly are host paths bound read-only.
+	ReadOnly []string
+	// ReadWrite are host paths bound read-write.
+	ReadWrite []string
+	// Protected are paths below ReadWrite that stay readable but not
+	// writable (a workspace's .git). Missing ones are skipped.
+	Protected []string
+	// Hidden are paths that appear empty: a directory becomes an empty
+	// read-only directory, a file an empty read-only file. A symlink hides
+	// what it points to as well. Missing ones are skipped.
+	Hidden []string
+	// Home, when set, is an empty private writable directory at that path
+	// (HOME for tools that want one); paths bound below it stay visible.
+	Home string
+	// Network keeps the host's network; otherwise the process gets a
+	// network namespace of its own with only a loopback nobody else
+	// shares, and no unix sockets of the host are reachable.
+	Network bool
+	// Limits bound the process tree.
+	Limits Limits
+	// Init is the host path of a binary whose main calls Init.
+	Init string
+}
+
+// Limits bound a confined process tree. Zero means unlimited, except
+// TmpBytes, whose zero means DefaultTmpBytes.
+type Limits struct {
+	// MemoryBytes caps the tree's memory (cgroup memory.max, or the
+	// address space of each process where no cgroup can be made).
+	MemoryBytes int64
+	// Pids caps the number of processes and threads (cgroup pids.max, or
+	// RLIMIT_NPROC for users other than root).
+	Pids int64
+	// FileBytes caps the size of any one file written (RLIMIT_FSIZE).
+	FileBytes int64
+	// TmpBytes is the size of the private /tmp.
+	TmpBytes int64
+	// CPUTime caps each process's CPU time (RLIMIT_CPU).
+	CPUTime time.Duration
+}
+
+// DefaultTmpBytes is the private /tmp's size when Limits sets none.
+const DefaultTmpBytes = 512 << 20
