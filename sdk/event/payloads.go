@@ -13,6 +13,10 @@ type RunStarted struct {
 	Autonomy       float64 `json:"autonomy"`
 	MaxTurns       int     `json:"max_turns"`
 	SparrowVersion string  `json:"sparrow_version"`
+	// SandboxProtections are the protections the sandbox backend has in
+	// force for this run, one short phrase each ("landlock ABI 7");
+	// absent for a backend that reports none.
+	SandboxProtections []string `json:"sandbox_protections,omitempty"`
 }
 
 // RouteSelected says which model the router chose for the task and why.

@@ -11,7 +11,7 @@ func capsToProto(c Capabilities) *pb.SandboxCapabilities {
 		Available: c.Available, UnavailableReason: c.UnavailableReason,
 		NetworkControl: c.NetworkControl, FilesystemIsolation: c.FilesystemIsolation,
 		ResourceLimits: c.ResourceLimits, PersistentWorkspace: c.PersistentWorkspace,
-		Remote: c.Remote,
+		Remote: c.Remote, Protections: c.Protections,
 	}
 }
 
@@ -20,7 +20,7 @@ func capsFromProto(c *pb.SandboxCapabilities) Capabilities {
 		Available: c.GetAvailable(), UnavailableReason: c.GetUnavailableReason(),
 		NetworkControl: c.GetNetworkControl(), FilesystemIsolation: c.GetFilesystemIsolation(),
 		ResourceLimits: c.GetResourceLimits(), PersistentWorkspace: c.GetPersistentWorkspace(),
-		Remote: c.GetRemote(),
+		Remote: c.GetRemote(), Protections: c.GetProtections(),
 	}
 }
 
@@ -28,6 +28,7 @@ func policyToProto(p Policy) *pb.SandboxPolicy {
 	return &pb.SandboxPolicy{
 		ReadWritePaths: p.ReadWritePaths, ReadOnlyPaths: p.ReadOnlyPaths,
 		DeniedPaths: p.DeniedPaths, AllowNetwork: p.AllowNetwork, EnvAllowlist: p.EnvAllowlist,
+		DenyReadPaths: p.DenyRead, DenyWritePaths: p.DenyWrite,
 	}
 }
 
@@ -35,6 +36,7 @@ func policyFromProto(p *pb.SandboxPolicy) Policy {
 	return Policy{
 		ReadWritePaths: p.GetReadWritePaths(), ReadOnlyPaths: p.GetReadOnlyPaths(),
 		DeniedPaths: p.GetDeniedPaths(), AllowNetwork: p.GetAllowNetwork(), EnvAllowlist: p.GetEnvAllowlist(),
+		DenyRead: p.GetDenyReadPaths(), DenyWrite: p.GetDenyWritePaths(),
 	}
 }
 

@@ -148,6 +148,8 @@ func TestCapabilitiesRoundTrip(t *testing.T) {
 		{"everything", sandbox.Capabilities{Available: true, NetworkControl: true, FilesystemIsolation: true,
 			ResourceLimits: true, PersistentWorkspace: true, Remote: true}},
 		{"local", sandbox.Capabilities{Available: true, PersistentWorkspace: true}},
+		{"hardened", sandbox.Capabilities{Available: true, NetworkControl: true, FilesystemIsolation: true, ResourceLimits: true,
+			Protections: []string{"user namespace", "landlock ABI 7", "seccomp filter", "cgroup v2 (memory, pids)"}}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -173,6 +175,8 @@ func TestPrepareAndTeardown(t *testing.T) {
 		DeniedPaths:    []string{"/home/ada/proj/.env", "/home/ada/.ssh"},
 		AllowNetwork:   true,
 		EnvAllowlist:   []string{"PATH", "HOME", "LANG"},
+		DenyRead:       []string{"/home/ada/.aws", "/home/ada/proj/secrets"},
+		DenyWrite:      []string{"/home/ada/proj/vendor"},
 	}}
 	sess, err := sb.Prepare(t.Context(), req)
 	if err != nil {

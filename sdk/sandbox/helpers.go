@@ -74,17 +74,50 @@ func DeniedArgument(patterns []string, workdir string, argv []string) string {
 	if len(patterns) == 0 {
 		return ""
 	}
-	words := []string{workdir}
+	for _, w := range append([]string{workdir}, argumentWords(argv)...) {
+		if Denied(patterns, filepath.ToSlash(w)) {
+			return w
+		}
+	}
+	return ""
+}
+
+// DeniedPathArgument returns the first of workdir and the words of argv
+// that names one of the absolute paths in denied or something below it,
+// or "". workdir is absolute; relative words are taken from it, and words
+// inside `sh -c` scripts are checked too. It is the seed rule for
+// Policy.DenyRead and DenyWrite paths inside the workspace on backends
+// that cannot hide them: like DeniedArgument, it does not stop a program
+// that computes a path at run time.
+func DeniedPathArgument(denied []string, workdir string, argv []string) string {
+	if len(denied) == 0 {
+		return ""
+	}
+	for _, w := range append([]string{workdir}, argumentWords(argv)...) {
+		p := w
+		if !filepath.IsAbs(p) {
+			p = filepath.Join(workdir, p)
+		}
+		p = filepath.Clean(p)
+		for _, d := range denied {
+			rel, err := filepath.Rel(d, p)
+			if err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+				return w
+			}
+		}
+	}
+	return ""
+}
+
+// argumentWords are the words of argv that may name files: each argument
+// whole, and its pieces between shell metacharacters and '='.
+func argumentWords(argv []string) []string {
+	var words []string
 	for _, a := range argv {
 		words = append(words, a)
 		words = append(words, strings.FieldsFunc(a, func(r rune) bool {
 			return strings.ContainsRune(" \t\n;&|<>()'\"`=$", r)
 		})...)
 	}
-	for _, w := range words {
-		if Denied(patterns, filepath.ToSlash(w)) {
-			return w
-		}
-	}
-	return ""
+	return words
 }

@@ -49,15 +49,33 @@ type Capabilities struct {
 	ResourceLimits      bool
 	PersistentWorkspace bool
 	Remote              bool
+	// Protections are the protections the backend has in force on this
+	// machine, one short phrase each ("landlock ABI 7", "seccomp
+	// filter"), as `sparrow doctor`, `sandbox list` and RunStarted report
+	// them. Empty for a backend that has none.
+	Protections []string
 }
 
 // Policy is what the kernel compiles from permission rules into every exec.
 type Policy struct {
+	// ReadWritePaths are absolute host paths commands may write; the
+	// workspace is always first, --extra-write paths follow.
 	ReadWritePaths []string
-	ReadOnlyPaths  []string
-	DeniedPaths    []string
-	AllowNetwork   bool
-	EnvAllowlist   []string
+	// ReadOnlyPaths are absolute host paths commands may read beyond what
+	// the backend shows anyway (--extra-read).
+	ReadOnlyPaths []string
+	// DeniedPaths are names or globs matched against every path component
+	// inside the workspace (.git, .env, permissions.denied_paths).
+	DeniedPaths  []string
+	AllowNetwork bool
+	EnvAllowlist []string
+	// DenyRead are absolute host paths commands may neither read nor
+	// write: the default secrets under the home directory and --deny-read.
+	// A backend without filesystem isolation cannot hide them.
+	DenyRead []string
+	// DenyWrite are absolute host paths commands may read but not write
+	// (--deny-write).
+	DenyWrite []string
 }
 
 // PrepareRequest asks a backend to ready a workspace.

@@ -52,6 +52,9 @@ func (l *Local) Exec(ctx context.Context, req sandbox.ExecRequest, sio sandbox.I
 	if hit := sandbox.DeniedArgument(s.policy.DeniedPaths, rel, req.Argv); hit != "" {
 		return refuse(sandbox.ExitUnsupported, "%s is a denied path; the command was not run", hit)
 	}
+	if hit := sandbox.DeniedPathArgument(s.denied, dir, req.Argv); hit != "" {
+		return refuse(sandbox.ExitUnsupported, "%s is a denied path; the command was not run", hit)
+	}
 	env, err := l.env(req.Env, s.policy.EnvAllowlist)
 	if err != nil {
 		return refuse(sandbox.ExitUnsupported, "%v", err)

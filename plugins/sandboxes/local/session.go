@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/sparrow-cli/sparrow/sdk/sandbox"
@@ -20,13 +21,20 @@ type session struct {
 	// realRoot is root with symlinks resolved, for escape checks.
 	realRoot string
 	policy   sandbox.Policy
+	// denied are the policy's DenyRead and DenyWrite paths inside the
+	// workspace: this backend cannot hide them, so commands naming them
+	// are refused. Those outside it are not this backend's to enforce.
+	denied []string
 }
 
 // Prepare implements sandbox.Sandbox. The workspace must be an existing
-// absolute directory. Denied paths are enforced as seed rules (see
-// deniedPath) and the env allowlist is honoured; read-only paths and
-// network denial cannot be enforced here and are refused, so the kernel
-// never believes a rule holds when it does not.
+// absolute directory. Denied paths, and DenyRead and DenyWrite paths
+// inside the workspace, are enforced as seed rules (see Exec) and the env
+// allowlist is honoured; read-only paths and network denial cannot be
+// enforced here and are refused, so the kernel never believes a rule
+// holds when it does not. DenyRead and DenyWrite paths outside the
+// workspace (the default home denials) are ignored: without filesystem
+// isolation this backend cannot hide them, and says so in Capabilities.
 func (l *Local) Prepare(_ context.Context, req sandbox.PrepareRequest) (sandbox.Session, error) {
 	ws := req.Workspace
 	if !filepath.IsAbs(ws) {
@@ -50,9 +58,15 @@ func (l *Local) Prepare(_ context.Context, req sandbox.PrepareRequest) (sandbox.
 	if !p.AllowNetwork {
 		return sandbox.Session{}, errors.New("local: prepare: this backend cannot block network access; use local-hardened or docker")
 	}
+	var denied []string
+	for _, d := range append(slices.Clone(p.DenyRead), p.DenyWrite...) {
+		if d = filepath.Clean(d); filepath.IsAbs(d) && (within(ws, d) || within(resolved, d)) {
+			denied = append(denied, d)
+		}
+	}
 	id := newID(req.RunID)
 	l.mu.Lock()
-	l.sessions[id] = session{root: ws, realRoot: resolved, policy: p}
+	l.sessions[id] = session{root: ws, realRoot: resolved, policy: p, denied: denied}
 	l.mu.Unlock()
 	return sandbox.Session{ID: id, Workdir: ws}, nil
 }
@@ -85,12 +99,19 @@ func (l *Local) session(id string) (session, bool) {
 	return s, ok
 }
 
-// workdir resolves where a command runs. Without a session (s.root
-// empty) dir must be an absolute directory. With one, an empty dir is the
-// workspace, a relative one is taken inside it, and neither the path nor
-// what its symlinks point to may leave it. The error text is for the
-// command's stderr.
+// workdir resolves where a command runs (see Workdir).
 func (s session) workdir(dir string) (string, error) {
+	return Workdir(s.root, s.realRoot, dir)
+}
+
+// Workdir resolves where a command runs, for this backend and the ones
+// built on it. root is the workspace ("" for none) and realRoot the same
+// with symlinks resolved. Without a workspace dir must be an absolute
+// directory; with one, an empty dir is the workspace, a relative one is
+// taken inside it, and neither the path nor what its symlinks point to
+// may leave it. The error text is for the command's stderr.
+func Workdir(root, realRoot, dir string) (string, error) {
+	s := struct{ root, realRoot string }{root, realRoot}
 	orig := dir
 	if s.root == "" {
 		if !filepath.IsAbs(dir) {

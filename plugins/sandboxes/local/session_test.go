@@ -157,6 +157,38 @@ func TestSeedRules(t *testing.T) {
 			t.Errorf("%q in %q: %+v stderr %q", tc.argv, tc.workdir, got, stderr)
 		}
 	}
+	// DenyRead and DenyWrite paths inside the workspace are refused the
+	// same way; those outside it (the home denials) are not this
+	// backend's to enforce, so commands naming them still run.
+	home := t.TempDir()
+	must(t, os.MkdirAll(filepath.Join(ws, "secrets"), 0o755))
+	d, err := l.Prepare(context.Background(), sandbox.PrepareRequest{Workspace: ws, Policy: sandbox.Policy{
+		AllowNetwork: true, EnvAllowlist: []string{"PATH"},
+		DenyRead:  []string{filepath.Join(home, ".aws"), filepath.Join(ws, "secrets")},
+		DenyWrite: []string{filepath.Join(ws, "vendor")}}})
+	must(t, err)
+	for _, tc := range []struct {
+		argv    []string
+		workdir string
+		denied  string
+	}{
+		{[]string{"cat", "secrets/key"}, "", "secrets/key"},
+		{[]string{"ls"}, "secrets", filepath.Join(ws, "secrets")},
+		{[]string{"sh", "-c", "echo x > vendor/a"}, "", "vendor/a"},
+		{[]string{"ls", filepath.Join(home, ".aws")}, "", ""},
+		{[]string{"ls", "secrets-not"}, "", ""},
+	} {
+		got, stderr := execute(t, l, sandbox.ExecRequest{SessionID: d.ID, Argv: tc.argv, Workdir: tc.workdir}, "")
+		if tc.denied == "" {
+			if got.Code == 127 {
+				t.Errorf("%q refused: %+v %s", tc.argv, got, stderr)
+			}
+			continue
+		}
+		if got.Code != 127 || !strings.Contains(stderr, "sparrow: local: "+tc.denied+" is a denied path; the command was not run") {
+			t.Errorf("%q in %q: %+v stderr %q", tc.argv, tc.workdir, got, stderr)
+		}
+	}
 	// The allowlist keeps only the base variables it names.
 	got, _ := execute(t, l, sandbox.ExecRequest{SessionID: s.ID, Argv: []string{"env"}}, "")
 	if want := "PATH=" + os.Getenv("PATH") + "\n"; got.Stdout != want {

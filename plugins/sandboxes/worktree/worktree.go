@@ -154,6 +154,9 @@ func (w *Worktree) Prepare(ctx context.Context, req sandbox.PrepareRequest) (san
 	}
 	p := req.Policy
 	p.ReadWritePaths = []string{ws}
+	// Denials inside the workspace asked for hold for the same files of
+	// the worktree.
+	p.DenyRead, p.DenyWrite = rebase(p.DenyRead, req.Workspace, ws), rebase(p.DenyWrite, req.Workspace, ws)
 	sess, err := w.Local.Prepare(ctx, sandbox.PrepareRequest{RunID: req.RunID, Workspace: ws, Policy: p})
 	if err != nil {
 		_ = w.remove(context.WithoutCancel(ctx), s)
@@ -288,3 +291,17 @@ var (
 	_ plugin.Configurable = (*Worktree)(nil)
 	_ plugin.Describer    = (*Worktree)(nil)
 )
+
+// rebase maps the paths at or below from to the same place below to and
+// keeps the others as they are.
+func rebase(paths []string, from, to string) []string {
+	out := make([]string, 0, len(paths))
+	for _, p := range paths {
+		if rel, err := filepath.Rel(filepath.Clean(from), p); err == nil && filepath.IsAbs(p) &&
+			rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+			p = filepath.Join(to, rel)
+		}
+		out = append(out, p)
+	}
+	return out
+}

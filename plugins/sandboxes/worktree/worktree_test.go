@@ -218,3 +218,24 @@ func mustReal(t *testing.T, p string) string {
 	}
 	return r
 }
+
+// A path denied inside the workspace asked for is denied at the same
+// place in the worktree: local refuses commands naming it there.
+func TestDenialsFollowIntoTheWorktree(t *testing.T) {
+	dir := repo(t)
+	w, _ := backend(t)
+	p := policy
+	p.DenyRead = []string{filepath.Join(dir, "pkg"), "/home/nobody/.aws"}
+	s, err := w.Prepare(context.Background(), sandbox.PrepareRequest{RunID: "deny", Workspace: dir, Policy: p})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Teardown(context.Background(), s.ID)
+	exit, out := run(t, w, s, "cat pkg/a.go")
+	if exit.Code != sandbox.ExitUnsupported || !strings.Contains(out, "pkg/a.go is a denied path") {
+		t.Errorf("reading a denied path in the worktree: exit %d, %q", exit.Code, out)
+	}
+	if exit, out := run(t, w, s, "cat README.md"); exit.Code != 0 || out != "ahoy\n" {
+		t.Errorf("an ordinary read: exit %d, %q", exit.Code, out)
+	}
+}

@@ -32,8 +32,11 @@ var SystemSecrets = []string{
 // it, then call Cleanup.
 type Cmd struct {
 	*exec.Cmd
-	cg    *cgroup
+	cg *cgroup
+	// files are passed to bubblewrap from descriptor 3: the spec's extra
+	// files (the first own of them, not closed here) then hiding data.
 	files []*os.File
+	own   int
 	// Notes say which fallbacks this process runs under ("memory capped
 	// per process: no cgroup"); empty when every primitive was there.
 	Notes []string
@@ -42,7 +45,7 @@ type Cmd struct {
 // Cleanup kills whatever is left of the process tree and releases the
 // cgroup. Call it once the process has been waited for (or never started).
 func (c *Cmd) Cleanup() {
-	for _, f := range c.files {
+	for _, f := range c.files[c.own:] {
 		f.Close()
 	}
 	if c.cg != nil {
@@ -79,8 +82,8 @@ func Command(spec Spec, rep Report) (*Cmd, error) {
 	if !filepath.IsAbs(spec.Dir) {
 		return nil, fmt.Errorf("confine: working directory %q is not an absolute path", spec.Dir)
 	}
-	c := &Cmd{}
-	plan := initPlan{Argv: spec.Argv, Landlock: rep.Landlock, FSize: spec.Limits.FileBytes}
+	c := &Cmd{files: slices.Clone(spec.ExtraFiles), own: len(spec.ExtraFiles)}
+	plan := initPlan{Keep: len(spec.ExtraFiles), Argv: spec.Argv, Landlock: rep.Landlock, FSize: spec.Limits.FileBytes}
 	if spec.Limits.CPUTime > 0 {
 		plan.CPU = max(1, int64(spec.Limits.CPUTime.Seconds()))
 	}

@@ -36,6 +36,8 @@ type initPlan struct {
 	FSize     int64    `json:"fsize,omitempty"`
 	CPU       int64    `json:"cpu,omitempty"`
 	Argv      []string `json:"argv"`
+	// Keep is how many descriptors from 3 the program inherits.
+	Keep int `json:"keep,omitempty"`
 }
 
 // Init runs the init when the process was started as one and never
@@ -105,7 +107,7 @@ func runInit(args []string) error {
 		return err
 	}
 	// Descriptors Sparrow or its own parent left inheritable end here.
-	if err := unix.CloseRange(3, ^uint(0), unix.CLOSE_RANGE_CLOEXEC); err != nil {
+	if err := unix.CloseRange(uint(3+plan.Keep), ^uint(0), unix.CLOSE_RANGE_CLOEXEC); err != nil {
 		return fmt.Errorf("close inherited descriptors: %w", err)
 	}
 	err = unix.Exec(path, plan.Argv, os.Environ())

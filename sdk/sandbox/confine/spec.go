@@ -1,6 +1,9 @@
 package confine
 
-import "time"
+import (
+	"os"
+	"time"
+)
 
 // Spec is one confined process. Paths are absolute host paths; a path is
 // visible inside at the same place.
@@ -38,6 +41,10 @@ type Spec struct {
 	Limits Limits
 	// Init is the host path of a binary whose main calls Init.
 	Init string
+	// ExtraFiles are inherited by the program as descriptors 3, 4, ...;
+	// a program can be run from one as "/proc/self/fd/3" (a sealed
+	// memory file that cannot be bound into the sandbox).
+	ExtraFiles []*os.File
 }
 
 // Limits bound a confined process tree. Zero means unlimited, except

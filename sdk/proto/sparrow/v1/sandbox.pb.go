@@ -77,8 +77,12 @@ type SandboxCapabilities struct {
 	ResourceLimits      bool   `protobuf:"varint,5,opt,name=resource_limits,json=resourceLimits,proto3" json:"resource_limits,omitempty"`
 	PersistentWorkspace bool   `protobuf:"varint,6,opt,name=persistent_workspace,json=persistentWorkspace,proto3" json:"persistent_workspace,omitempty"`
 	Remote              bool   `protobuf:"varint,7,opt,name=remote,proto3" json:"remote,omitempty"`
-	unknownFields       protoimpl.UnknownFields
-	sizeCache           protoimpl.SizeCache
+	// The protections the backend has in force on this machine, one short
+	// phrase each (e.g. "landlock ABI 7", "seccomp filter"); empty for a
+	// backend that has none.
+	Protections   []string `protobuf:"bytes,8,rep,name=protections,proto3" json:"protections,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *SandboxCapabilities) Reset() {
@@ -158,6 +162,13 @@ func (x *SandboxCapabilities) GetRemote() bool {
 		return x.Remote
 	}
 	return false
+}
+
+func (x *SandboxCapabilities) GetProtections() []string {
+	if x != nil {
+		return x.Protections
+	}
+	return nil
 }
 
 type PrepareRequest struct {
@@ -303,9 +314,16 @@ type SandboxPolicy struct {
 	AllowNetwork   bool                   `protobuf:"varint,4,opt,name=allow_network,json=allowNetwork,proto3" json:"allow_network,omitempty"`
 	// Names of host environment variables passed through; all others are
 	// cleared.
-	EnvAllowlist  []string `protobuf:"bytes,5,rep,name=env_allowlist,json=envAllowlist,proto3" json:"env_allowlist,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	EnvAllowlist []string `protobuf:"bytes,5,rep,name=env_allowlist,json=envAllowlist,proto3" json:"env_allowlist,omitempty"`
+	// Absolute host paths a command may neither read nor write: the
+	// default secrets under the home directory (resolved from $HOME when the
+	// session opens) and --deny-read. A backend without filesystem
+	// isolation cannot hide them.
+	DenyReadPaths []string `protobuf:"bytes,6,rep,name=deny_read_paths,json=denyReadPaths,proto3" json:"deny_read_paths,omitempty"`
+	// Absolute host paths a command may read but not write (--deny-write).
+	DenyWritePaths []string `protobuf:"bytes,7,rep,name=deny_write_paths,json=denyWritePaths,proto3" json:"deny_write_paths,omitempty"`
+	unknownFields  protoimpl.UnknownFields
+	sizeCache      protoimpl.SizeCache
 }
 
 func (x *SandboxPolicy) Reset() {
@@ -369,6 +387,20 @@ func (x *SandboxPolicy) GetAllowNetwork() bool {
 func (x *SandboxPolicy) GetEnvAllowlist() []string {
 	if x != nil {
 		return x.EnvAllowlist
+	}
+	return nil
+}
+
+func (x *SandboxPolicy) GetDenyReadPaths() []string {
+	if x != nil {
+		return x.DenyReadPaths
+	}
+	return nil
+}
+
+func (x *SandboxPolicy) GetDenyWritePaths() []string {
+	if x != nil {
+		return x.DenyWritePaths
 	}
 	return nil
 }
@@ -1011,7 +1043,7 @@ const file_sparrow_v1_sandbox_proto_rawDesc = "" +
 	"\x18sparrow/v1/sandbox.proto\x12\n" +
 	"sparrow.v1\"3\n" +
 	"\x13CapabilitiesRequest\x12\x1c\n" +
-	"\tcomponent\x18\x01 \x01(\tR\tcomponent\"\xb2\x02\n" +
+	"\tcomponent\x18\x01 \x01(\tR\tcomponent\"\xd4\x02\n" +
 	"\x13SandboxCapabilities\x12\x1c\n" +
 	"\tavailable\x18\x01 \x01(\bR\tavailable\x12-\n" +
 	"\x12unavailable_reason\x18\x02 \x01(\tR\x11unavailableReason\x12'\n" +
@@ -1019,7 +1051,8 @@ const file_sparrow_v1_sandbox_proto_rawDesc = "" +
 	"\x14filesystem_isolation\x18\x04 \x01(\bR\x13filesystemIsolation\x12'\n" +
 	"\x0fresource_limits\x18\x05 \x01(\bR\x0eresourceLimits\x121\n" +
 	"\x14persistent_workspace\x18\x06 \x01(\bR\x13persistentWorkspace\x12\x16\n" +
-	"\x06remote\x18\a \x01(\bR\x06remote\"\x96\x01\n" +
+	"\x06remote\x18\a \x01(\bR\x06remote\x12 \n" +
+	"\vprotections\x18\b \x03(\tR\vprotections\"\x96\x01\n" +
 	"\x0ePrepareRequest\x12\x1c\n" +
 	"\tcomponent\x18\x01 \x01(\tR\tcomponent\x12\x15\n" +
 	"\x06run_id\x18\x02 \x01(\tR\x05runId\x12\x1c\n" +
@@ -1029,13 +1062,15 @@ const file_sparrow_v1_sandbox_proto_rawDesc = "" +
 	"\n" +
 	"session_id\x18\x01 \x01(\tR\tsessionId\x12\x18\n" +
 	"\aworkdir\x18\x02 \x01(\tR\aworkdir\x12%\n" +
-	"\x0ehost_workspace\x18\x03 \x01(\tR\rhostWorkspace\"\xce\x01\n" +
+	"\x0ehost_workspace\x18\x03 \x01(\tR\rhostWorkspace\"\xa0\x02\n" +
 	"\rSandboxPolicy\x12(\n" +
 	"\x10read_write_paths\x18\x01 \x03(\tR\x0ereadWritePaths\x12&\n" +
 	"\x0fread_only_paths\x18\x02 \x03(\tR\rreadOnlyPaths\x12!\n" +
 	"\fdenied_paths\x18\x03 \x03(\tR\vdeniedPaths\x12#\n" +
 	"\rallow_network\x18\x04 \x01(\bR\fallowNetwork\x12#\n" +
-	"\renv_allowlist\x18\x05 \x03(\tR\fenvAllowlist\"\xcd\x01\n" +
+	"\renv_allowlist\x18\x05 \x03(\tR\fenvAllowlist\x12&\n" +
+	"\x0fdeny_read_paths\x18\x06 \x03(\tR\rdenyReadPaths\x12(\n" +
+	"\x10deny_write_paths\x18\a \x03(\tR\x0edenyWritePaths\"\xcd\x01\n" +
 	"\x0eResourceLimits\x12\x1d\n" +
 	"\n" +
 	"timeout_ms\x18\x01 \x01(\x03R\ttimeoutMs\x12!\n" +

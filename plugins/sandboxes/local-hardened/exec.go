@@ -1,0 +1,253 @@
+package localhardened
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/sparrow-cli/sparrow/plugins/sandboxes/internal/proc"
+	"github.com/sparrow-cli/sparrow/plugins/sandboxes/local"
+	"github.com/sparrow-cli/sparrow/sdk/sandbox"
+	"github.com/sparrow-cli/sparrow/sdk/sandbox/confine"
+)
+
+// baseEnv names the variables commands inherit from the plugin's own
+// environment (the ones its manifest declares), when the policy allows
+// them; everything else comes from the request.
+var baseEnv = []string{"PATH", "HOME", "LANG", "TERM", "USER"}
+
+// ctimeSlack covers the coarse clock file timestamps use: an entry made
+// just after the command started may carry a time slightly before it.
+const ctimeSlack = 20 * time.Millisecond
+
+// Exec implements sandbox.Sandbox. Protocol problems are Go errors.
+// Requests this backend cannot honour (a limit it cannot enforce here, a
+// working directory outside the workspace, a machine without the
+// primitives) exit 127 with the reason on
+// stderr; a command not found exits 127 and one not executable 126.
+// Everything else is the command's own exit.
+func (h *Hardened) Exec(ctx context.Context, req sandbox.ExecRequest, sio sandbox.IO) (sandbox.Exit, error) {
+	if len(req.Argv) == 0 {
+		return sandbox.Exit{}, errors.New("local-hardened: exec: empty argv")
+	}
+	s := &session{}
+	if req.SessionID != "" {
+		var ok bool
+		if s, ok = h.session(req.SessionID); !ok {
+			return sandbox.Exit{}, fmt.Errorf("local-hardened: exec: no session %q (never prepared, or torn down)", req.SessionID)
+		}
+	}
+	if err := ctx.Err(); err != nil {
+		return sandbox.Exit{}, fmt.Errorf("local-hardened: exec: %w", err)
+	}
+	stderr := proc.OrDiscard(sio.Stderr)
+	refuse := func(code int, format string, args ...any) (sandbox.Exit, error) {
+		fmt.Fprintf(stderr, "sparrow: local-hardened: "+format+"\n", args...)
+		return sandbox.Exit{Code: code}, nil
+	}
+	rep := h.probe(ctx)
+	if !rep.Usable() {
+		return refuse(sandbox.ExitUnsupported, "cannot run here: missing %s", strings.Join(rep.Missing, "; "))
+	}
+	dir, err := local.Workdir(s.root, s.realRoot, req.Workdir)
+	if err != nil {
+		return refuse(sandbox.ExitUnsupported, "%v", err)
+	}
+	// No string matching on argv (sandbox.DeniedArgument): the denied
+	// paths are enforced in the filesystem the command sees, whatever
+	// program computes them.
+	root := s.root
+	if root == "" {
+		root = dir
+	}
+	cfg := h.settings()
+	env, home, err := h.env(req.Env, s.policy.EnvAllowlist)
+	if err != nil {
+		return refuse(sandbox.ExitUnsupported, "%v", err)
+	}
+	spec, err := h.spec(cfg, s, root, dir, home, req)
+	if err != nil {
+		return refuse(sandbox.ExitUnsupported, "%v", err)
+	}
+	spec.Argv, spec.Env = req.Argv, env
+	before := scanDenied(root, s.policy.DeniedPaths)
+	for _, e := range before {
+		if filepath.Base(e.path) == readableName && e.isDir {
+			spec.Protected = append(spec.Protected, e.path)
+		} else {
+			spec.Hidden = append(spec.Hidden, e.path)
+		}
+	}
+	if spec.Init, err = h.init.get(h.stateDirectory()); err != nil {
+		return refuse(sandbox.ExitUnsupported, "%v", err)
+	}
+	cmd, err := confine.Command(spec, rep)
+	if err != nil {
+		return refuse(sandbox.ExitUnsupported, "%v", err)
+	}
+	defer cmd.Cleanup()
+	for _, n := range cmd.Notes {
+		if req.Limits.MemoryBytes > 0 || req.Limits.MaxPids > 0 {
+			fmt.Fprintf(stderr, "sparrow: local-hardened: %s\n", n)
+		}
+	}
+	cmd.SysProcAttr = proc.Attr()
+	timeout, limit := req.Limits.Timeout, req.Limits.MaxOutputBytes
+	if timeout <= 0 {
+		timeout = cfg.timeout
+	}
+	if limit <= 0 {
+		limit = cfg.MaxOutputBytes
+	}
+	runCtx, stop := context.WithCancel(ctx)
+	defer stop()
+	var disk *diskWatch
+	if d := diskLimit(cfg, req.Limits); d > 0 {
+		disk = watchDisk(runCtx, append([]string{root}, spec.ReadWrite...), d, stop)
+	}
+	started := time.Now().Add(-ctimeSlack)
+	exit, err := proc.Run(runCtx, cmd.Cmd, sio, proc.Options{Backend: "local-hardened", Timeout: timeout, Limit: limit, Live: &h.live, StartFailure: sandbox.ExitUnsupported})
+	cmd.Kill()
+	if err != nil {
+		return exit, err
+	}
+	if disk != nil && disk.exceeded() {
+		fmt.Fprintf(stderr, "sparrow: local-hardened: the command wrote more than %s to disk and was stopped\n", human(disk.limit))
+		if exit.Code == 0 {
+			exit.Code = 1
+		}
+	}
+	if cmd.OOMKilled() {
+		fmt.Fprintf(stderr, "sparrow: local-hardened: the command reached its memory limit (%s); a process was killed\n", human(spec.Limits.MemoryBytes))
+	}
+	for _, e := range scanDenied(root, s.policy.DeniedPaths) {
+		if e.changed.Before(started) || slices.ContainsFunc(before, func(b deniedEntry) bool { return b.path == e.path }) {
+			continue
+		}
+		r, _ := filepath.Rel(root, e.path)
+		if err := os.RemoveAll(e.path); err != nil {
+			fmt.Fprintf(stderr, "sparrow: local-hardened: the command created the denied path %s and it could not be removed: %v\n", r, err)
+			continue
+		}
+		fmt.Fprintf(stderr, "sparrow: local-hardened: removed %s: the command created a denied path (a planted repository, hook or secret never reaches the host)\n", r)
+	}
+	return exit, nil
+}
+
+// spec compiles the session's policy, the configuration and the request
+// into what confine runs.
+func (h *Hardened) spec(cfg settings, s *session, root, dir, home string, req sandbox.ExecRequest) (confine.Spec, error) {
+	spec := confine.Spec{
+		Dir:     dir,
+		System:  true,
+		Home:    home,
+		Network: s.policy.AllowNetwork || req.AllowNetwork,
+	}
+	var errs []error
+	abs := func(list []string) []string {
+		var out []string
+		for _, p := range list {
+			switch {
+			case p == "~" || strings.HasPrefix(p, "~/"):
+				if home == "" {
+					errs = append(errs, fmt.Errorf("%s: HOME is not set", p))
+					continue
+				}
+				p = filepath.Join(home, p[1:])
+			case !filepath.IsAbs(p):
+				p = filepath.Join(root, p)
+			}
+			out = append(out, filepath.Clean(p))
+		}
+		return out
+	}
+	spec.ReadWrite = append([]string{root}, abs(cfg.ExtraWrite)...)
+	for _, p := range s.policy.ReadWritePaths {
+		if p != root && !slices.Contains(spec.ReadWrite, p) {
+			spec.ReadWrite = append(spec.ReadWrite, p)
+		}
+	}
+	spec.ReadOnly = append(abs(cfg.ExtraRead), s.policy.ReadOnlyPaths...)
+	spec.Hidden = append(abs(cfg.DenyRead), s.policy.DenyRead...)
+	spec.Protected = append(abs(cfg.DenyWrite), s.policy.DenyWrite...)
+	for _, p := range append(append([]string{}, spec.ReadWrite...), spec.ReadOnly...) {
+		if _, err := os.Stat(p); err != nil {
+			errs = append(errs, fmt.Errorf("extra path %s does not exist", p))
+		}
+	}
+	if len(errs) > 0 {
+		return spec, errors.Join(errs...)
+	}
+	l := req.Limits
+	spec.Limits = confine.Limits{
+		MemoryBytes: pick(l.MemoryBytes, cfg.memory),
+		Pids:        pick(l.MaxPids, cfg.Pids),
+		FileBytes:   diskLimit(cfg, l),
+		TmpBytes:    diskLimit(cfg, l),
+		CPUTime:     time.Duration(pick(int64(l.CPUTime), int64(cfg.cpu))),
+	}
+	return spec, nil
+}
+
+func pick(req, cfg int64) int64 {
+	if req > 0 {
+		return req
+	}
+	return cfg
+}
+
+func diskLimit(cfg settings, l sandbox.Limits) int64 { return pick(l.DiskBytes, cfg.disk) }
+
+// env builds a command's environment: the base variables the policy
+// allows from the plugin's own environment, the request's on top, TMPDIR
+// the private /tmp. home is the HOME commands get, an empty private
+// directory.
+func (h *Hardened) env(extra map[string]string, allow []string) (env []string, home string, err error) {
+	vals := map[string]string{}
+	for _, k := range baseEnv {
+		if len(allow) > 0 && !slices.Contains(allow, k) {
+			continue
+		}
+		if v := h.getenv(k); v != "" {
+			vals[k] = v
+		}
+	}
+	vals["TMPDIR"] = "/tmp"
+	if _, ok := vals["PATH"]; !ok {
+		vals["PATH"] = "/usr/local/bin:/usr/bin:/bin"
+	}
+	env, err = sandbox.MergeEnv(vals, extra)
+	if err != nil {
+		return nil, "", err
+	}
+	for _, kv := range env {
+		if v, ok := strings.CutPrefix(kv, "HOME="); ok && filepath.IsAbs(v) {
+			home = filepath.Clean(v)
+		}
+	}
+	return env, home, nil
+}
+
+func (h *Hardened) stateDirectory() string {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.stateDir
+}
+
+// human prints a byte count the way the flags take it.
+func human(n int64) string {
+	for _, u := range []struct {
+		shift uint
+		name  string
+	}{{30, "G"}, {20, "M"}, {10, "K"}} {
+		if n >= 1<<u.shift && n%(1<<u.shift) == 0 {
+			return fmt.Sprintf("%d%s", n>>u.shift, u.name)
+		}
+	}
+	return fmt.Sprintf("%d bytes", n)
+}

@@ -1,0 +1,85 @@
+package localhardened
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/sparrow-cli/sparrow/sdk/sandbox"
+)
+
+// session is a prepared workspace and the policy its commands run under.
+type session struct {
+	// root is the workspace as the caller named it; realRoot the same with
+	// symlinks resolved.
+	root, realRoot string
+	policy         sandbox.Policy
+}
+
+// Prepare implements sandbox.Sandbox. It refuses, naming what is missing
+// and how to get it, where the machine lacks a required primitive, and
+// checks the workspace and every extra path exist.
+func (h *Hardened) Prepare(ctx context.Context, req sandbox.PrepareRequest) (sandbox.Session, error) {
+	if rep := h.probe(ctx); !rep.Usable() {
+		return sandbox.Session{}, fmt.Errorf("local-hardened cannot run here: missing %s", strings.Join(rep.Missing, "; "))
+	}
+	ws := req.Workspace
+	if !filepath.IsAbs(ws) {
+		return sandbox.Session{}, fmt.Errorf("local-hardened: prepare: workspace %q is not an absolute path", ws)
+	}
+	ws = filepath.Clean(ws)
+	if fi, err := os.Stat(ws); err != nil || !fi.IsDir() {
+		return sandbox.Session{}, fmt.Errorf("local-hardened: prepare: workspace %s is not a directory", ws)
+	}
+	resolved, err := filepath.EvalSymlinks(ws)
+	if err != nil {
+		return sandbox.Session{}, fmt.Errorf("local-hardened: prepare: resolve workspace: %w", err)
+	}
+	var errs []error
+	for _, p := range append(append([]string{}, req.Policy.ReadOnlyPaths...), req.Policy.ReadWritePaths...) {
+		if !filepath.IsAbs(p) {
+			errs = append(errs, fmt.Errorf("path %q is not absolute", p))
+		} else if _, err := os.Stat(p); err != nil {
+			errs = append(errs, fmt.Errorf("extra path %s: %w", p, errors.Unwrap(err)))
+		}
+	}
+	if len(errs) > 0 {
+		return sandbox.Session{}, fmt.Errorf("local-hardened: prepare: %w", errors.Join(errs...))
+	}
+	id := newID(req.RunID)
+	h.mu.Lock()
+	h.sessions[id] = &session{root: ws, realRoot: resolved, policy: req.Policy}
+	h.mu.Unlock()
+	return sandbox.Session{ID: id, Workdir: ws}, nil
+}
+
+// newID names a session after its run, with a random suffix.
+func newID(runID string) string {
+	b := make([]byte, 6)
+	_, _ = rand.Read(b)
+	if runID == "" {
+		runID = "hardened"
+	}
+	return runID + "-" + hex.EncodeToString(b)
+}
+
+// Teardown implements sandbox.Sandbox. Nothing outlives a command, so
+// there is nothing to stop; an unknown session is not an error.
+func (h *Hardened) Teardown(_ context.Context, id string) (sandbox.Released, error) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	delete(h.sessions, id)
+	return sandbox.Released{}, nil
+}
+
+func (h *Hardened) session(id string) (*session, bool) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	s, ok := h.sessions[id]
+	return s, ok
+}
