@@ -27,8 +27,8 @@ var SystemSecrets = []string{
 	"/etc/wpa_supplicant", "/etc/docker/key.json", "/etc/letsencrypt", "/etc/pki/private",
 }
 
-// Cmd is a confined process ready to start: bubblewrap (behind the cgroup
-// hop when limits need one). Set Stdin, Stdout and Stderr, Start or Run
+// Cmd is a confined process ready to start: bubblewrap, whose init joins
+// the cgroup when limits need one. Set Stdin, Stdout and Stderr, Start or Run
 // it, then call Cleanup.
 type Cmd struct {
 	*exec.Cmd
@@ -111,6 +111,15 @@ func Command(spec Spec, rep Report) (*Cmd, error) {
 			return nil, err
 		}
 		c.cg = g
+		for _, p := range g.procsFiles() {
+			f, err := os.OpenFile(p, os.O_WRONLY, 0)
+			if err != nil {
+				c.Cleanup()
+				return nil, fmt.Errorf("cgroup: %w", err)
+			}
+			c.files = append(c.files, f)
+			plan.Cgroups = append(plan.Cgroups, 2+len(c.files))
+		}
 	}
 	args, err := c.bwrapArgs(spec, &plan)
 	if err != nil {
@@ -125,9 +134,6 @@ func Command(spec Spec, rep Report) (*Cmd, error) {
 	args = append(args, "--", initPath, initArg, string(js))
 	bwrap := strings.Fields(rep.Bwrap)[0]
 	argv := append([]string{bwrap}, args...)
-	if c.cg != nil {
-		argv = append(append([]string{spec.Init, enterArg}, c.cg.procsFiles()...), append([]string{"--"}, argv...)...)
-	}
 	c.Cmd = &exec.Cmd{Path: argv[0], Args: argv, Env: slices.Clone(spec.Env), ExtraFiles: c.files}
 	if c.Cmd.Env == nil {
 		c.Cmd.Env = []string{}

@@ -19,8 +19,6 @@ const (
 	// initArg: inside the sandbox, apply Landlock, seccomp and rlimits,
 	// then exec the program.
 	initArg = "__sparrow-confine-init"
-	// enterArg: outside, join cgroups, then exec bubblewrap.
-	enterArg = "__sparrow-confine-enter"
 	// initPath is where the init binary is bound inside.
 	initPath = "/.sparrow/init"
 )
@@ -38,6 +36,9 @@ type initPlan struct {
 	Argv      []string `json:"argv"`
 	// Keep is how many descriptors from 3 the program inherits.
 	Keep int `json:"keep,omitempty"`
+	// Cgroups are descriptors of cgroup.procs files, opened outside, that
+	// the init joins before anything else.
+	Cgroups []int `json:"cgroups,omitempty"`
 }
 
 // Init runs the init when the process was started as one and never
@@ -51,8 +52,6 @@ func Init() {
 	switch os.Args[1] {
 	case initArg:
 		err = runInit(os.Args[2:])
-	case enterArg:
-		err = runEnter(os.Args[2:])
 	default:
 		return
 	}
@@ -90,6 +89,14 @@ func runInit(args []string) error {
 			return exitCode(126)
 		}
 		return exitCode(127)
+	}
+	// Join the cgroups first: everything the program starts is counted.
+	// Writing 0 moves the writer; the descriptor carries the permission.
+	for _, fd := range plan.Cgroups {
+		if _, err := unix.Write(fd, []byte("0")); err != nil {
+			return fmt.Errorf("join cgroup: %w", err)
+		}
+		unix.Close(fd)
 	}
 	runtime.LockOSThread()
 	if err := setRlimits(plan); err != nil {
@@ -233,21 +240,4 @@ func addPathRule(ruleset int, path string, access uint64) error {
 		return fmt.Errorf("landlock: rule for %s: %w", path, err)
 	}
 	return nil
-}
-
-// runEnter moves this process into the cgroups whose cgroup.procs files
-// precede "--", then execs what follows.
-func runEnter(args []string) error {
-	i := 0
-	for ; i < len(args) && args[i] != "--"; i++ {
-		if err := os.WriteFile(args[i], []byte(strconv.Itoa(os.Getpid())), 0); err != nil {
-			return fmt.Errorf("join cgroup: %w", err)
-		}
-	}
-	if i+1 >= len(args) {
-		return errors.New("enter: nothing to run")
-	}
-	argv := args[i+1:]
-	err := unix.Exec(argv[0], argv, os.Environ())
-	return fmt.Errorf("exec %s: %w", argv[0], err)
 }
