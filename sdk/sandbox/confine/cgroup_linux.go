@@ -145,6 +145,27 @@ func probeMkdir(dir, want string) bool {
 	return err == nil
 }
 
+// sweep removes cgroups an earlier Sparrow left behind (killed before it
+// could clean up): only empty ones can be removed, and only those older
+// than a minute are tried, so a cgroup another Sparrow just made is safe.
+func (c *cgroupRoot) sweep() {
+	parents := []string{c.v2}
+	for _, p := range c.v1 {
+		parents = append(parents, p)
+	}
+	for _, p := range parents {
+		if p == "" {
+			continue
+		}
+		old, _ := filepath.Glob(filepath.Join(p, "sparrow-*"))
+		for _, d := range old {
+			if fi, err := os.Stat(d); err == nil && fi.IsDir() && time.Since(fi.ModTime()) > time.Minute {
+				_ = os.Remove(d)
+			}
+		}
+	}
+}
+
 // cgroup is one confined process tree's cgroup (a directory per v1
 // controller).
 type cgroup struct {

@@ -88,10 +88,7 @@ func Command(spec Spec, rep Report) (*Cmd, error) {
 		plan.CPU = max(1, int64(spec.Limits.CPUTime.Seconds()))
 	}
 	lim := spec.Limits
-	var root *cgroupRoot
-	if lim.Pids > 0 || lim.MemoryBytes > 0 {
-		root, _ = detectCgroup()
-	}
+	root := rep.cgroups
 	if lim.Pids > 0 && !root.has("pids") {
 		if os.Geteuid() == 0 {
 			return nil, errors.New("a process limit needs a cgroup here (root is exempt from RLIMIT_NPROC); delegate a cgroup v2 with the pids controller, run Sparrow as a user, or drop the limit")

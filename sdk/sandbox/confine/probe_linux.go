@@ -39,6 +39,8 @@ func Probe(ctx context.Context) Report {
 	}
 	if cg, err := detectCgroup(); err == nil {
 		r.Cgroup = cg.String()
+		r.cgroups = cg
+		cg.sweep()
 	} else {
 		r.Fallbacks = append(r.Fallbacks, "no cgroup Sparrow may create ("+err.Error()+"): memory is capped per process (address space), processes by RLIMIT_NPROC, which does not bind root")
 	}

@@ -26,6 +26,9 @@ type Report struct {
 	// Fallbacks names each best primitive that is absent and what is used
 	// instead; the policy still holds.
 	Fallbacks []string
+
+	// cgroups is where Command makes cgroups; nil for none.
+	cgroups *cgroupRoot
 }
 
 // Usable reports whether confined processes can run here.
