@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"path/filepath"
 	"time"
 
 	"github.com/sparrow-cli/sparrow/sdk/plugin"
@@ -102,9 +101,6 @@ func (h *Hardened) Configure(_ context.Context, c plugin.Config) error {
 	}
 	h.mu.Lock()
 	h.cfg = cfg
-	if c.StateDir != "" {
-		h.stateDir = filepath.Join(c.StateDir, "local-hardened")
-	}
 	h.mu.Unlock()
 	return nil
 }

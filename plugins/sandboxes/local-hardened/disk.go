@@ -18,7 +18,7 @@ type diskWatch struct {
 }
 
 // diskPoll is how often free space is checked.
-const diskPoll = 50 * time.Millisecond
+const diskPoll = 10 * time.Millisecond
 
 func watchDisk(ctx context.Context, paths []string, limit int64, stop func()) *diskWatch {
 	w := &diskWatch{limit: limit}

@@ -82,9 +82,15 @@ func (h *Hardened) Exec(ctx context.Context, req sandbox.ExecRequest, sio sandbo
 		} else {
 			spec.Hidden = append(spec.Hidden, e.path)
 		}
-	}
-	if spec.Init, err = h.init.get(h.stateDirectory()); err != nil {
-		return refuse(sandbox.ExitUnsupported, "%v", err)
+		// Every directory between the workspace and a denied entry is
+		// bound onto itself: a mount point cannot be renamed, so
+		// `mv nested n2` cannot carry a repository or a key to a path the
+		// masks and the scan below do not know.
+		for d := filepath.Dir(e.path); d != root && len(d) > len(root); d = filepath.Dir(d) {
+			if !slices.Contains(spec.ReadWrite, d) {
+				spec.ReadWrite = append(spec.ReadWrite, d)
+			}
+		}
 	}
 	cmd, err := confine.Command(spec, rep)
 	if err != nil {
@@ -231,12 +237,6 @@ func (h *Hardened) env(extra map[string]string, allow []string) (env []string, h
 		}
 	}
 	return env, home, nil
-}
-
-func (h *Hardened) stateDirectory() string {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	return h.stateDir
 }
 
 // human prints a byte count the way the flags take it.

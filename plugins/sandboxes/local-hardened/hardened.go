@@ -25,10 +25,6 @@ type Hardened struct {
 	// probed is set once the machine's primitives were probed.
 	probed bool
 	report confine.Report
-	// init is the binary bound into each sandbox as its init.
-	init initBinary
-	// stateDir is the plugin's state directory (from Configure).
-	stateDir string
 }
 
 // New returns the backend with default settings.

@@ -266,3 +266,25 @@ func TestUnavailableSaysWhatIsMissing(t *testing.T) {
 		t.Errorf("exec = %+v %v %q", exit, err, errOut.String())
 	}
 }
+
+func TestDirectoriesHoldingDeniedPathsCannotBeMoved(t *testing.T) {
+	h, s := prepared(t, sandbox.Policy{})
+	ws := s.Workdir
+	git(t, filepath.Join(ws), "init", "-q", "nested")
+	must(t, os.MkdirAll(filepath.Join(ws, "deploy", "keys"), 0o755))
+	must(t, os.WriteFile(filepath.Join(ws, "deploy", "keys", "id_rsa"), []byte("deploy-key"), 0o600))
+	exit, out, errOut := sh(t, h, s, sandbox.ExecRequest{}, `
+mv nested n2 2>/dev/null && echo moved-repo
+mv deploy d2 2>/dev/null && echo moved-deploy
+mv deploy/keys deploy/k2 2>/dev/null && echo moved-keys
+mv nested/.git nested/g2 2>/dev/null && echo moved-git
+echo done`)
+	if exit.Code != 0 || out != "done\n" {
+		t.Fatalf("exit %+v, stdout %q, stderr %s", exit, out, errOut)
+	}
+	for _, p := range []string{"nested/.git/HEAD", "deploy/keys/id_rsa"} {
+		if _, err := os.Stat(filepath.Join(ws, p)); err != nil {
+			t.Errorf("%s moved on the host: %v", p, err)
+		}
+	}
+}

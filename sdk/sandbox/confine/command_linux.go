@@ -76,7 +76,7 @@ func Command(spec Spec, rep Report) (*Cmd, error) {
 	if len(spec.Argv) == 0 {
 		return nil, errors.New("confine: empty argv")
 	}
-	if !filepath.IsAbs(spec.Init) {
+	if spec.Init != "" && !filepath.IsAbs(spec.Init) {
 		return nil, fmt.Errorf("confine: init %q is not an absolute path", spec.Init)
 	}
 	if !filepath.IsAbs(spec.Dir) {
@@ -128,7 +128,17 @@ func Command(spec Spec, rep Report) (*Cmd, error) {
 		c.Cleanup()
 		return nil, fmt.Errorf("confine: %w", err)
 	}
-	args = append(args, "--", initPath, initArg, string(js))
+	init := initPath
+	if spec.Init == "" {
+		self, err := os.Open("/proc/self/exe")
+		if err != nil {
+			c.Cleanup()
+			return nil, fmt.Errorf("confine: open own executable: %w", err)
+		}
+		c.files = append(c.files, self)
+		init = "/proc/self/fd/" + strconv.Itoa(2+len(c.files))
+	}
+	args = append(args, "--", init, initArg, string(js))
 	bwrap := strings.Fields(rep.Bwrap)[0]
 	argv := append([]string{bwrap}, args...)
 	c.Cmd = &exec.Cmd{Path: argv[0], Args: argv, Env: slices.Clone(spec.Env), ExtraFiles: c.files}
@@ -183,7 +193,7 @@ func (c *Cmd) bwrapArgs(spec Spec, plan *initPlan) ([]string, error) {
 		tmp = DefaultTmpBytes
 	}
 	a = append(a, "--proc", "/proc", "--dev", "/dev", "--size", strconv.FormatInt(tmp, 10), "--tmpfs", "/tmp")
-	plan.ReadOnly = append(plan.ReadOnly, "/proc", initPath)
+	plan.ReadOnly = append(plan.ReadOnly, "/proc")
 	plan.Devices = append(plan.Devices, "/dev")
 	plan.ReadWrite = append(plan.ReadWrite, "/tmp", "/dev/shm")
 	if spec.Home != "" && spec.Home != "/" {
@@ -227,7 +237,10 @@ func (c *Cmd) bwrapArgs(spec Spec, plan *initPlan) ([]string, error) {
 		return nil, err
 	}
 	a = append(a, hidden...)
-	a = append(a, "--ro-bind", spec.Init, initPath, "--chdir", spec.Dir)
+	if spec.Init != "" {
+		a = append(a, "--ro-bind", spec.Init, initPath)
+	}
+	a = append(a, "--chdir", spec.Dir)
 	return a, nil
 }
 

@@ -37,11 +37,6 @@ func report(t *testing.T) Report {
 func run(t *testing.T, spec Spec, script string) (string, int) {
 	t.Helper()
 	rep := report(t)
-	exe, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
-	spec.Init = exe
 	spec.System = true
 	if spec.Dir == "" {
 		spec.Dir = t.TempDir()

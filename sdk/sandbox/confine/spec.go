@@ -39,7 +39,10 @@ type Spec struct {
 	Network bool
 	// Limits bound the process tree.
 	Limits Limits
-	// Init is the host path of a binary whose main calls Init.
+	// Init is the host path of a binary whose main calls Init, bound into
+	// the sandbox. Empty means this process's own executable, handed over
+	// as a descriptor: nothing is copied, and it works for a program run
+	// from a sealed memory file, which cannot be bound.
 	Init string
 	// ExtraFiles are inherited by the program as descriptors 3, 4, ...;
 	// a program can be run from one as "/proc/self/fd/3" (a sealed
