@@ -42,6 +42,10 @@ type Options struct {
 	PluginDirs []string
 	// Exec serves plugins' Host.Exec calls; nil offers none.
 	Exec sandbox.HostHandler
+	// ConfineInit is a binary whose main calls confine.Init first (the
+	// sparrow executable); plugins run confined to their manifests'
+	// capabilities only when it is set. See pluginhost.Options.
+	ConfineInit string
 	// Settings set component attributes the way flags do, beating config
 	// and satisfying required attributes: Settings["provider.replay"]
 	// ["file"] configures the replay provider's file.
@@ -114,6 +118,8 @@ func Open(opts Options) (*Kernel, hcl.Diagnostics) {
 		Logger:         k.Log.Named("plugin"),
 		LookupEnv:      opts.LookupEnv,
 		Exec:           opts.Exec,
+		ConfineInit:    opts.ConfineInit,
+		Workspace:      opts.Workspace,
 	}, specs)
 	if err != nil {
 		k.closeLog()

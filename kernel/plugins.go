@@ -126,6 +126,9 @@ func (k *Kernel) pluginSpecs() ([]pluginhost.Spec, hcl.Diagnostics) {
 		}
 		specs = append(specs, spec)
 	}
+	for i := range specs {
+		specs[i].Files = k.configFiles(specs[i].Manifest)
+	}
 	return specs, diags
 }
 

@@ -79,6 +79,8 @@ func (k *Kernel) PrepareRun(ctx context.Context, o RunOptions) (*Run, error) {
 		}
 	})
 	ws := sbs.Workspace
+	// Confined tool plugins work where the sandbox put the run's files.
+	k.Plugins.SetWorkspace(ws)
 	sb, sess := sbs.Sandbox, sbs.Session
 	// The state the run starts from is snapshotted meanwhile: inputs.json
 	// names it, so `replay --execute` can start where this run did.
@@ -136,8 +138,9 @@ func (k *Kernel) PrepareRun(ctx context.Context, o RunOptions) (*Run, error) {
 		Tracker:  gate.NewTracker(cfg.Budget.MaxTurns, cfg.Budget.MaxUSD, int64(cfg.Budget.MaxTokens)),
 		Approver: o.Approver, System: engine.SystemPrompt(ws), VerifyCommand: cfg.VerifyCommand, Redact: red.String,
 		Checkpoints: runCheckpointer{store: store, runID: runID}, KeepFailedBatches: !cfg.Checkpoints.RollbackFailed,
-		Info: engine.RunInfo{Provider: routes[0].ProviderName, Sandbox: cfg.Sandbox, Mode: policy.Mode,
-			Autonomy: cfg.Autonomy.Level, MaxTurns: cfg.Budget.MaxTurns, SparrowVersion: Version},
+		Info: engine.RunInfo{Provider: routes[0].ProviderName, Sandbox: sbs.Backend, Mode: policy.Mode,
+			Autonomy: cfg.Autonomy.Level, MaxTurns: cfg.Budget.MaxTurns, SparrowVersion: Version,
+			SandboxProtections: sbs.Caps.Protections},
 	})
 	if err != nil {
 		r.Close()

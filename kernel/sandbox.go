@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"slices"
 
+	"github.com/sparrow-cli/sparrow/kernel/config"
 	"github.com/sparrow-cli/sparrow/sdk/sandbox"
 )
 
@@ -28,6 +29,19 @@ type SandboxOptions struct {
 	// EnvAllow names host variables commands may see beyond the base set;
 	// their values are passed with every command.
 	EnvAllow []string
+	// DenyRead are paths commands may neither read nor write, on top of
+	// the default denials under $HOME (config.DefaultHomeDeniedPaths).
+	// Relative paths are taken from the workspace.
+	DenyRead []string
+	// DenyWrite are paths commands may read but not write; relative
+	// paths are taken from the workspace.
+	DenyWrite []string
+	// ExtraRead are paths commands may read beyond what the backend shows
+	// anyway; relative paths are taken from the workspace.
+	ExtraRead []string
+	// ExtraWrite are paths commands may write besides the workspace;
+	// relative paths are taken from the workspace.
+	ExtraWrite []string
 }
 
 // SandboxUnavailableError is a backend that cannot run here or could not
@@ -49,10 +63,13 @@ func (e *SandboxUnavailableError) Unwrap() error { return e.Err }
 type SandboxSession struct {
 	// Backend is the sandbox's name.
 	Backend string
-	Sandbox sandbox.Sandbox
-	Session sandbox.Session
-	Caps    sandbox.Capabilities
-	Policy  sandbox.Policy
+	// Fallback says why the session runs on local instead of the default
+	// sandbox, which cannot run here; empty when it does not.
+	Fallback string
+	Sandbox  sandbox.Sandbox
+	Session  sandbox.Session
+	Caps     sandbox.Capabilities
+	Policy   sandbox.Policy
 	// Workspace is where the session's files live on this machine: the
 	// requested workspace, or the backend's (a git worktree).
 	Workspace string
@@ -62,7 +79,10 @@ type SandboxSession struct {
 }
 
 // OpenSandbox starts the backend, checks it can run here and prepares a
-// session under the policy compiled from the permissions.
+// session under the policy compiled from the permissions, the options'
+// paths and the default denials under $HOME (see compilePolicy). Options
+// that make no policy are a *SandboxPolicyError; a backend that cannot
+// run or prepare here is a *SandboxUnavailableError.
 func (k *Kernel) OpenSandbox(ctx context.Context, o SandboxOptions) (*SandboxSession, error) {
 	name := o.Backend
 	if name == "" {
@@ -80,10 +100,24 @@ func (k *Kernel) OpenSandbox(ctx context.Context, o SandboxOptions) (*SandboxSes
 	if err != nil {
 		return nil, err
 	}
+	var fallback string
+	if !caps.Available && o.Backend == "" && k.sandboxIsDefault() && name != fallbackSandbox {
+		// Nobody chose the default: say it cannot run here and use local,
+		// rather than refuse every run on a machine without bubblewrap.
+		// A sandbox the user named never falls back.
+		fallback = fmt.Sprintf("sparrow: sandbox %s is unavailable here (%s); commands run on %s, without isolation. Fix that, or set sandbox = %q to run there knowingly.",
+			name, caps.UnavailableReason, fallbackSandbox, fallbackSandbox)
+		if fsb, ferr := k.Sandbox(ctx, fallbackSandbox); ferr == nil {
+			if fcaps, ferr := fsb.Capabilities(ctx); ferr == nil && fcaps.Available {
+				name, sb, caps = fallbackSandbox, fsb, fcaps
+				fmt.Fprintln(k.opts.Stderr, fallback)
+			}
+		}
+	}
 	if !caps.Available {
 		return nil, &SandboxUnavailableError{Backend: name, Err: fmt.Errorf("unavailable here: %s", caps.UnavailableReason)}
 	}
-	s := &SandboxSession{Backend: name, Sandbox: sb, Caps: caps, env: map[string]string{}}
+	s := &SandboxSession{Fallback: fallback, Backend: name, Sandbox: sb, Caps: caps, env: map[string]string{}}
 	allow := slices.Clone(baseEnv)
 	for _, v := range o.EnvAllow {
 		if !slices.Contains(allow, v) {
@@ -93,11 +127,11 @@ func (k *Kernel) OpenSandbox(ctx context.Context, o SandboxOptions) (*SandboxSes
 			s.env[v] = val
 		}
 	}
-	s.Policy = sandbox.Policy{
-		ReadWritePaths: []string{ws},
-		DeniedPaths:    k.Config.Permissions.DeniedPaths,
-		AllowNetwork:   o.AllowNetwork || !caps.NetworkControl,
-		EnvAllowlist:   allow,
+	home, _ := k.lookupEnv("HOME")
+	s.Policy, err = compilePolicy(policyInput{workspace: ws, home: home, denied: k.Config.Permissions.DeniedPaths,
+		envAllow: allow, options: o, caps: caps})
+	if err != nil {
+		return nil, &SandboxPolicyError{Backend: name, Err: err}
 	}
 	s.Session, err = sb.Prepare(ctx, sandbox.PrepareRequest{RunID: o.RunID, Workspace: ws, Policy: s.Policy})
 	if err != nil {
@@ -145,6 +179,17 @@ func (s *SandboxSession) Close(ctx context.Context) string {
 		return fmt.Sprintf("sandbox %s: teardown: %v", s.Backend, err)
 	}
 	return rel.Notice
+}
+
+// fallbackSandbox is where runs go when the default sandbox, which
+// nobody chose, cannot run on this machine.
+const fallbackSandbox = "local"
+
+// sandboxIsDefault reports whether the sandbox is the built-in default
+// rather than one a configuration layer, variable or flag chose.
+func (k *Kernel) sandboxIsDefault() bool {
+	src := k.Config.Origins["sandbox"].Source
+	return src == "" || src == config.SourceDefault
 }
 
 // lookupEnv reads the kernel's environment.

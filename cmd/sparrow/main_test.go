@@ -11,9 +11,13 @@ import (
 	"github.com/rogpeppe/go-internal/testscript"
 
 	"github.com/sparrow-cli/sparrow/cmd/sparrow/internal/cli"
+	"github.com/sparrow-cli/sparrow/sdk/sandbox/confine"
 )
 
 func TestMain(m *testing.M) {
+	// Confined plugins start under this binary as their init (argv[0]
+	// "/.sparrow/init", which testscript would take for the test run).
+	confine.Init()
 	testscript.Main(removeBuilds{m}, map[string]func(){
 		"sparrow": main,
 	})
@@ -51,6 +55,7 @@ func builtPlugins(t testing.TB) string {
 		}
 		for _, p := range [][3]string{
 			{"local", "sandboxes/local", "sparrow-sandbox-local"},
+			{"local-hardened", "sandboxes/local-hardened", "sparrow-sandbox-local-hardened"},
 			{"modal-sandbox", "sandboxes/modal", "sparrow-sandbox-modal"},
 			{"worktree", "sandboxes/worktree", "sparrow-sandbox-worktree"},
 			{"docker", "sandboxes/docker", "sparrow-sandbox-docker"},

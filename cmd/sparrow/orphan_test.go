@@ -50,7 +50,7 @@ func TestNoOrphans(t *testing.T) {
 			deadline := time.Now().Add(20 * time.Second)
 			for {
 				tree = descendants(cmd.Process.Pid)
-				if hasComm(tree, "sleep") && hasArgv0(tree, "sparrow-plugin-local") {
+				if hasComm(tree, "sleep") && hasArgv0(tree, "sparrow-plugin-local-hardened") {
 					break
 				}
 				if time.Now().After(deadline) {

@@ -238,7 +238,7 @@ func (k *killedRun) runUntilSleeping() (string, []proc) {
 				tree, readFile(t, stdout.Name()), readFile(t, stderr.Name()))
 		}
 	}
-	for _, name := range []string{"sparrow-plugin-local", "sparrow-plugin-core", "sparrow-plugin-replay"} {
+	for _, name := range []string{"sparrow-plugin-local-hardened", "sparrow-plugin-core", "sparrow-plugin-replay"} {
 		if !hasArgv0(tree, name) {
 			t.Errorf("no %s below sparrow; tree %v", name, tree)
 		}

@@ -14,7 +14,7 @@ const MaxTurnsCap = 60
 
 // Default values of the built-in layer.
 const (
-	DefaultSandbox        = "local"
+	DefaultSandbox        = "local-hardened"
 	DefaultLogLevel       = "info"
 	DefaultAutonomyLevel  = 0.3
 	DefaultPermissionMode = ModeSupervised

@@ -52,7 +52,7 @@ func TestLoadDefaults(t *testing.T) {
 		Denied                         []string
 	}
 	got := summary{cfg.Model, cfg.Sandbox, cfg.LogLevel, cfg.Permissions.Mode, cfg.Autonomy.Level, cfg.Budget.MaxTurns, cfg.Permissions.DeniedPaths}
-	want := summary{"", "local", "info", "supervised", 0.3, 60, DefaultDeniedPaths()}
+	want := summary{"", "local-hardened", "info", "supervised", 0.3, 60, DefaultDeniedPaths()}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("defaults (-want +got):\n%s", diff)
 	}

@@ -50,7 +50,7 @@ permissions {
 	for _, want := range [][]string{
 		{`model `, `= "gpt-5"`, "# from env SPARROW_MODEL"},
 		{`log_level `, `= "warn"`, from(1)},
-		{`sandbox `, `= "local"`, "# default"},
+		{`sandbox `, `= "local-hardened"`, "# default"},
 		{`api_key `, "= (sensitive)", from(4)},
 		{`auth_header `, "= (sensitive)", from(6)},
 		{`session_token `, "= (sensitive)", from(7)},

@@ -119,7 +119,7 @@ func (e *Engine) execute(ctx context.Context, p *prepared) {
 	e.publish(&event.ToolUseStarted{CallID: c.ID, Tool: c.Name, Verdict: verdictEvent(p.verdict)})
 	token := newToken()
 	e.mu.Lock()
-	e.grants[token] = &grant{tool: c.Name, command: p.gcall.Command, callID: c.ID}
+	e.grants[token] = &grant{tool: c.Name, command: p.gcall.Command, callID: c.ID, network: p.verdict.Network}
 	e.mu.Unlock()
 	defer func() {
 		e.mu.Lock()

@@ -119,6 +119,9 @@ type RunInfo struct {
 	Provider, Sandbox, Mode, SparrowVersion string
 	Autonomy                                float64
 	MaxTurns                                int
+	// SandboxProtections are what the sandbox reported in force
+	// (sandbox.Capabilities.Protections).
+	SandboxProtections []string
 }
 
 // Result sums up a finished run.
@@ -189,6 +192,7 @@ func (e *Engine) Run(ctx context.Context) (Result, error) {
 		Task: e.o.Task, Workspace: e.o.Workspace, Model: first.Name, Provider: e.o.Info.Provider,
 		Sandbox: e.o.Info.Sandbox, Mode: e.o.Info.Mode, Autonomy: e.o.Info.Autonomy,
 		MaxTurns: e.o.Info.MaxTurns, SparrowVersion: e.o.Info.SparrowVersion,
+		SandboxProtections: e.o.Info.SandboxProtections,
 	})
 	e.publish(&event.RouteSelected{Model: first.Name, Provider: e.o.Info.Provider, Reason: "configured model"})
 	status, reason := e.loop(ctx)

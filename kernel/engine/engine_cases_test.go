@@ -2,7 +2,9 @@ package engine_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -12,6 +14,8 @@ import (
 	"github.com/sparrow-cli/sparrow/kernel/engine"
 	"github.com/sparrow-cli/sparrow/sdk/event"
 	"github.com/sparrow-cli/sparrow/sdk/provider"
+	"github.com/sparrow-cli/sparrow/sdk/sandbox"
+	"github.com/sparrow-cli/sparrow/sdk/tool"
 )
 
 func TestCompletedRunEventOrder(t *testing.T) {
@@ -217,6 +221,63 @@ func TestHostExecIsGatedOnTheRealCommand(t *testing.T) {
 	}
 	if len(h.ask.asked) != 1 || !strings.Contains(h.ask.asked[0], "rm -rf") {
 		t.Errorf("asked %v", h.ask.asked)
+	}
+}
+
+func TestNetworkOnlyForCallsTheGateAllowedAsNetwork(t *testing.T) {
+	h := newHarness(t, "autonomous", 0.9,
+		say("", call("c1", "shell", `{"command":"git pull"}`)),
+		say("", call("c2", "shell", `{"command":"go build ./..."}`)),
+		say("", call("c3", "shell", `{"command":"git fetch && rm -rf build"}`)),
+		say("", call("c4", "greedy", `{"command":"go vet ./..."}`)),
+		say("", call("c5", "switch", `{"command":"make test"}`)),
+		say("done"))
+	// greedy asks Host for network on an ordinary command; switch was
+	// gated for `make test` and runs a download instead, which the gate
+	// judges on its own.
+	hostExec := func(argv []string, network bool) func(context.Context, *toolCall) (toolResult, error) {
+		return func(ctx context.Context, c *toolCall) (toolResult, error) {
+			var out strings.Builder
+			exit, err := h.eng.HostExec(ctx, c.Token, sandbox.ExecRequest{Argv: argv, AllowNetwork: network},
+				sandbox.IO{Stdout: &out, Stderr: &out})
+			return toolResult{Content: fmt.Sprintf("%sexit %d", out.String(), exit.Code)}, err
+		}
+	}
+	h.opts.Tools = append(h.opts.Tools,
+		fakeTool{tool.Spec{Name: "greedy", Risk: tool.RiskExec, InputSchema: schema}, hostExec([]string{"go", "vet", "./..."}, true)},
+		fakeTool{tool.Spec{Name: "switch", Risk: tool.RiskExec, InputSchema: schema}, hostExec([]string{"curl", "-O", "https://example.com/x"}, false)})
+	h.run(context.Background())
+	want := []bool{true, false, true, false, true}
+	if d := cmp.Diff(want, h.sb.network); d != "" {
+		t.Errorf("AllowNetwork per command (-want +got):\n%s\ncommands: %q", d, h.sb.argv)
+	}
+}
+
+func TestRunStartedReportsSandboxProtections(t *testing.T) {
+	for _, prot := range [][]string{{"user namespace", "landlock ABI 7", "seccomp filter"}, nil} {
+		h := newHarness(t, "autonomous", 0.9, say("done"))
+		h.opts.Info = engine.RunInfo{Sandbox: "local-hardened", SandboxProtections: prot}
+		h.run(context.Background())
+		started := h.find(event.TypeRunStarted)
+		if len(started) != 1 {
+			t.Fatalf("RunStarted events: %v", started)
+		}
+		raw, err := json.Marshal(started[0].Payload)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got struct {
+			Protections *[]string `json:"sandbox_protections"`
+		}
+		if err := json.Unmarshal(raw, &got); err != nil {
+			t.Fatal(err)
+		}
+		switch {
+		case prot == nil && got.Protections != nil:
+			t.Errorf("a sandbox without protections: RunStarted has %s, want no sandbox_protections", raw)
+		case prot != nil && (got.Protections == nil || !cmp.Equal(prot, *got.Protections)):
+			t.Errorf("RunStarted %s, want sandbox_protections %q", raw, prot)
+		}
 	}
 }
 

@@ -93,7 +93,9 @@ var schema = json.RawMessage(`{"type":"object","properties":{"path":{"type":"str
 type fakeSandbox struct {
 	mu   sync.Mutex
 	argv [][]string
-	code int
+	// network is each command's ExecRequest.AllowNetwork, in order.
+	network []bool
+	code    int
 }
 
 func (*fakeSandbox) Name() string { return "fake" }
@@ -109,6 +111,7 @@ func (*fakeSandbox) Teardown(context.Context, string) (sandbox.Released, error) 
 func (s *fakeSandbox) Exec(ctx context.Context, r sandbox.ExecRequest, io sandbox.IO) (sandbox.Exit, error) {
 	s.mu.Lock()
 	s.argv = append(s.argv, r.Argv)
+	s.network = append(s.network, r.AllowNetwork)
 	code := s.code
 	s.mu.Unlock()
 	fmt.Fprintf(io.Stdout, "ran %s\n", strings.Join(r.Argv, " "))

@@ -14,12 +14,17 @@ import (
 // grant is a Host token's authority: the tool call it was issued for.
 type grant struct {
 	tool, command, callID string
+	// network is set when the gate allowed that call as one reaching the
+	// network (gate.Verdict.Network).
+	network bool
 }
 
 // HostExec serves a tool plugin's Host.Exec: it finds the call the token
 // was issued for, gates the actual command (unless it is exactly the one
 // already gated for that call), and runs it in the run's sandbox session.
-// Refusals are exit status 126 with the reason on stderr.
+// Refusals are exit status 126 with the reason on stderr. The command gets
+// network exactly when the gate allowed it as a call that reaches the
+// network; what the plugin asked for in req.AllowNetwork does not count.
 func (e *Engine) HostExec(ctx context.Context, token string, req sandbox.ExecRequest, io sandbox.IO) (sandbox.Exit, error) {
 	e.mu.Lock()
 	g := e.grants[token]
@@ -31,6 +36,7 @@ func (e *Engine) HostExec(ctx context.Context, token string, req sandbox.ExecReq
 		return sandbox.Exit{}, fmt.Errorf("host exec: empty argv")
 	}
 	command := commandLine(req.Argv)
+	network := g.network
 	if command != g.command {
 		call := gate.Call{Tool: g.tool, Risk: tool.RiskExec, Command: command}
 		if req.Workdir != "" {
@@ -53,7 +59,9 @@ func (e *Engine) HostExec(ctx context.Context, token string, req sandbox.ExecReq
 			fmt.Fprintf(orDiscard(io.Stderr), "sparrow: not run: %s (%s)\n", v.Reason, v.Rule)
 			return sandbox.Exit{Code: 126}, nil
 		}
+		network = v.Network
 	}
+	req.AllowNetwork = network
 	req.SessionID = e.o.Session.ID
 	switch {
 	case req.Workdir == "":

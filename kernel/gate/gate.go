@@ -44,6 +44,12 @@ type Verdict struct {
 	Risk tool.Risk
 	// HardStop means the run must stop now, not just this call.
 	HardStop bool
+	// Network is set on a verdict that is not a deny for a call that
+	// reaches the network: its declared risk is network, or shell
+	// analysis found a command that talks to a remote, even when another
+	// risk ranks higher. Sandboxes with network control get network for
+	// such a call only, once it is allowed.
+	Network bool
 }
 
 // Policy is the permission configuration one Gate enforces.
@@ -177,6 +183,7 @@ func (g *Gate) Decide(c Call) Verdict {
 		v.Rule = "shell analysis: cannot parse"
 		v.Reason = fmt.Sprintf("the command cannot be parsed (%v), so a person must approve it", j.parseErr)
 	}
+	v.Network = j.network && v.Decision != Deny
 	return v
 }
 
@@ -194,6 +201,9 @@ type judged struct {
 	words    []string
 	unparsed bool
 	parseErr error
+	// network is set when the call reaches the network: declared so, or
+	// a command of its line talks to a remote.
+	network bool
 }
 
 func (j judged) because() string {
@@ -210,7 +220,7 @@ func (j judged) because() string {
 // floor. An unparsable line is destructive and keeps its raw words for
 // the denied-path check.
 func judgeCall(c Call) judged {
-	j := judged{declared: c.Risk, risk: c.Risk, command: c.Command != ""}
+	j := judged{declared: c.Risk, risk: c.Risk, command: c.Command != "", network: c.Risk == tool.RiskNetwork}
 	if j.risk == "" {
 		j.risk = tool.RiskExec
 	}
@@ -233,6 +243,7 @@ func judgeCall(c Call) judged {
 		j.top = a.top
 	}
 	j.commands, j.words = a.commands, a.words
+	j.network = j.network || a.network
 	return j
 }
 

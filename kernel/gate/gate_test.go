@@ -49,6 +49,7 @@ func gridCases() []decideCase {
 				want := Verdict{Risk: r, NeedsCheckpoint: strings.Contains(code, "c"),
 					Notify: strings.Contains(code, "n"), HardStop: strings.Contains(code, "!")}
 				want.Decision = map[byte]Decision{'a': Allow, 'q': Ask, 'd': Deny}[code[0]]
+				want.Network = r == tool.RiskNetwork && want.Decision != Deny
 				switch {
 				case want.Decision == Deny:
 					want.Rule = "mode " + mode
@@ -125,6 +126,9 @@ func TestDecide(t *testing.T) {
 	}
 }
 
+// withNetwork marks a verdict as one for a call that reaches the network.
+func withNetwork(v Verdict) Verdict { v.Network = true; return v }
+
 func shellCall(cmd string) Call { return Call{Tool: "shell", Risk: tool.RiskExec, Command: cmd} }
 
 func pathCall(toolName string, r tool.Risk, p string) Call {
@@ -163,7 +167,7 @@ func ruleCases(ws string) []decideCase {
 		{name: "allow rule beats the dial", policy: rules, call: shellCall("go test ./..."),
 			want: v(Allow, tool.RiskExec, "allow rule #1 (sparrow.hcl:3)", true)},
 		{name: "allow rule must cover every command", policy: rules, call: shellCall("go test ./... && curl -s x.example"),
-			want: v(Ask, tool.RiskNetwork, "autonomy 0.20 × network", true)},
+			want: withNetwork(v(Ask, tool.RiskNetwork, "autonomy 0.20 × network", true))},
 		{name: "allow rules in order: first match", policy: rules, call: shellCall("make build"),
 			want: v(Allow, tool.RiskExec, "allow rule #1 (sparrow.hcl:3)", true)},
 		{name: "a later allow rule", policy: rules, call: shellCall("go vet ./..."),
@@ -271,14 +275,21 @@ func shellCases() []decideCase {
 		s("trusted allows a write", trusted, "echo hi > f.txt",
 			Verdict{Decision: Allow, Risk: tool.RiskMutating, Rule: "autonomy 0.50 × mutating", NeedsCheckpoint: true}),
 		s("network command line is checkpointed", auto, "npm install",
-			Verdict{Decision: Allow, Risk: tool.RiskNetwork, Rule: "autonomy 0.90 × network", NeedsCheckpoint: true}),
+			Verdict{Decision: Allow, Risk: tool.RiskNetwork, Rule: "autonomy 0.90 × network", NeedsCheckpoint: true, Network: true}),
+		s("a network command under a higher risk still needs the network", auto, "git pull && rm -rf build",
+			Verdict{Decision: Allow, Risk: tool.RiskDestructive, Rule: "autonomy 0.90 × destructive", NeedsCheckpoint: true, Notify: true, Network: true}),
+		s("asking keeps the network need for after approval", trusted, "curl -O https://example.com/x.tgz",
+			Verdict{Decision: Ask, Risk: tool.RiskNetwork, Rule: "autonomy 0.50 × network", NeedsCheckpoint: true, Network: true}),
+		s("a denied network call gets none", ro, "git fetch", deny(tool.RiskNetwork, "mode read-only")),
+		s("a local command gets none", auto, "go build ./...",
+			Verdict{Decision: Allow, Risk: tool.RiskExec, Rule: "autonomy 0.90 × exec", NeedsCheckpoint: true}),
 		s("unparsable: never allowed without a person", auto, `rm -rf "`,
 			Verdict{Decision: Ask, Risk: tool.RiskDestructive, Rule: "shell analysis: cannot parse", NeedsCheckpoint: true}),
 		s("unparsable in read-only mode", ro, `ls "`, deny(tool.RiskDestructive, "mode read-only")),
 		s("unparsable still checks denied paths", auto, `cat .env "`, deny(tool.RiskDestructive, "default denied path .env")),
 		{name: "declared risk other than exec is a floor", policy: auto,
 			call: Call{Tool: "remote_shell", Risk: tool.RiskNetwork, Command: "ls"},
-			want: Verdict{Decision: Allow, Risk: tool.RiskNetwork, Rule: "autonomy 0.90 × network", NeedsCheckpoint: true}},
+			want: Verdict{Decision: Allow, Risk: tool.RiskNetwork, Rule: "autonomy 0.90 × network", NeedsCheckpoint: true, Network: true}},
 	}
 }
 

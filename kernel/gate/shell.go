@@ -47,6 +47,9 @@ type analysis struct {
 	// words may name files: arguments, redirection targets, assigned
 	// values; the gate checks them against denied paths.
 	words []string
+	// network is set when any command talks to the network, whatever
+	// risk ranks highest (`git pull && rm -rf build` is destructive).
+	network bool
 }
 
 func analyze(cmd string) (*analysis, error) {
@@ -59,6 +62,9 @@ func analyze(cmd string) (*analysis, error) {
 
 // raise records a finding.
 func (a *analysis) raise(r tool.Risk, why string) {
+	if r == tool.RiskNetwork {
+		a.network = true
+	}
 	if r != tool.RiskReadOnly && why != "" {
 		a.reasons = append(a.reasons, why)
 	}

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/sparrow-cli/sparrow/kernel/pluginhost"
+	"github.com/sparrow-cli/sparrow/sdk/sandbox/confine"
 )
 
 // benchPlugin builds the out-of-tree example tool plugin the way a release
@@ -69,36 +70,56 @@ func specsOf(ms []*pluginhost.Manifest) []pluginhost.Spec {
 // its first call (Describe).
 func BenchmarkStartToFirstCall(b *testing.B) {
 	for _, n := range []int{1, 5} {
+		b.Run(fmt.Sprintf("plugins=%d", n), func(b *testing.B) { benchStart(b, n, pluginhost.Options{}) })
+	}
+}
+
+// BenchmarkConfinedStartToFirstCall is BenchmarkStartToFirstCall with each
+// tool plugin confined (bubblewrap, Landlock, seccomp; the test binary is
+// the init), as the sparrow binary launches them.
+func BenchmarkConfinedStartToFirstCall(b *testing.B) {
+	if !confine.Probe(context.Background()).Usable() {
+		b.Skip("plugins cannot be confined here")
+	}
+	self, err := os.Executable()
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, n := range []int{1, 5} {
 		b.Run(fmt.Sprintf("plugins=%d", n), func(b *testing.B) {
-			ms := benchPlugins(b, n)
-			ctx := context.Background()
-			for b.Loop() {
-				h, err := pluginhost.New(pluginhost.Options{}, specsOf(ms))
-				if err != nil {
-					b.Fatal(err)
-				}
-				var wg sync.WaitGroup
-				errs := make([]error, n)
-				for i, m := range ms {
-					wg.Go(func() {
-						p, err := h.Start(ctx, m.Name)
-						if err == nil {
-							_, err = p.Tools(ctx)
-						}
-						errs[i] = err
-					})
-				}
-				wg.Wait()
-				b.StopTimer()
-				h.Close()
-				for _, err := range errs {
-					if err != nil {
-						b.Fatal(err)
-					}
-				}
-				b.StartTimer()
-			}
+			benchStart(b, n, pluginhost.Options{ConfineInit: self, Workspace: b.TempDir()})
 		})
+	}
+}
+
+func benchStart(b *testing.B, n int, opts pluginhost.Options) {
+	ms := benchPlugins(b, n)
+	ctx := context.Background()
+	for b.Loop() {
+		h, err := pluginhost.New(opts, specsOf(ms))
+		if err != nil {
+			b.Fatal(err)
+		}
+		var wg sync.WaitGroup
+		errs := make([]error, n)
+		for i, m := range ms {
+			wg.Go(func() {
+				p, err := h.Start(ctx, m.Name)
+				if err == nil {
+					_, err = p.Tools(ctx)
+				}
+				errs[i] = err
+			})
+		}
+		wg.Wait()
+		b.StopTimer()
+		h.Close()
+		for _, err := range errs {
+			if err != nil {
+				b.Fatal(err)
+			}
+		}
+		b.StartTimer()
 	}
 }
 

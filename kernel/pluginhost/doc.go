@@ -8,6 +8,11 @@
 //     go-plugin's SecureConfig, and that copy is what execs.
 //   - A plugin sees no host environment beyond the names its manifest
 //     declares, and no stdin.
+//   - Where confinement works (Linux, bubblewrap; probed once per Host), a
+//     provider, tool or surface process reaches only what its kind and
+//     manifest grant: no home, no workspace for providers, no network for
+//     tools that do not declare it. Sandbox plugins are the execution
+//     layer and are not confined.
 //   - Each plugin starts at most once per Host, lazily, and starts of
 //     different plugins run in parallel.
 //   - A plugin that fails to start, hangs or crashes is reported by name

@@ -13,6 +13,10 @@ type Error struct {
 	Op     string
 	Err    error
 	Stderr []string
+	// Confined lists what a confined plugin's process was confined to,
+	// when that process died or failed to start: a plugin that reached
+	// for more than it declared fails, and this says what it lacked.
+	Confined string
 }
 
 func (e *Error) Error() string {
@@ -23,6 +27,10 @@ func (e *Error) Error() string {
 		for _, l := range e.Stderr {
 			b.WriteString("\n    " + l)
 		}
+	}
+	if e.Confined != "" {
+		b.WriteString("\n  confined: " + e.Confined)
+		b.WriteString("\n  (a plugin gets more only by declaring it in its manifest's capabilities)")
 	}
 	return b.String()
 }

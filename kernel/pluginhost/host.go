@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"sort"
 	"sync"
 	"syscall"
@@ -48,6 +49,15 @@ type Options struct {
 	// Exec serves the Host service plugins call back into; nil offers
 	// plugins no Host.
 	Exec sandbox.HostHandler
+	// ConfineInit is the host path of a binary whose main calls
+	// confine.Init first (the sparrow executable). When set and this
+	// machine has the primitives, every plugin process but sandbox
+	// backends runs confined to what its manifest declares; when empty,
+	// plugins run unconfined. See [Host.Confinement].
+	ConfineInit string
+	// Workspace is the directory confined tool plugins (and surfaces that
+	// declare it) get read-write; see also [Host.SetWorkspace].
+	Workspace string
 }
 
 // Spec is one plugin the host may start.
@@ -57,6 +67,9 @@ type Spec struct {
 	SHA256 string
 	// PinnedBy says where SHA256 came from, for error messages.
 	PinnedBy string
+	// Files are host files a confined plugin may read beyond its
+	// manifest's paths: those its components' configuration names.
+	Files []string
 }
 
 // Host starts and supervises plugin processes.
@@ -65,6 +78,11 @@ type Host struct {
 	mu      sync.Mutex
 	entries map[string]*entry
 	closed  bool
+	// workspace is what tool plugins get; see SetWorkspace.
+	workspace string
+
+	probeOnce   sync.Once
+	confinement Confinement
 }
 
 type entry struct {
@@ -87,6 +105,9 @@ func New(opts Options, specs []Spec) (*Host, error) {
 		opts.StartTimeout = DefaultStartTimeout
 	}
 	h := &Host{opts: opts, entries: map[string]*entry{}}
+	if opts.Workspace != "" {
+		h.workspace = filepath.Clean(opts.Workspace)
+	}
 	for _, s := range specs {
 		name := s.Manifest.Name
 		if prev, dup := h.entries[name]; dup {
@@ -125,6 +146,10 @@ func (h *Host) Start(ctx context.Context, name string) (*Plugin, error) {
 	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
+	if e.done && e.p != nil && e.p.staleWorkspace(h.currentWorkspace()) {
+		e.p.kill()
+		e.done, e.p = false, nil
+	}
 	if !e.done {
 		e.p, e.err = h.launch(ctx, e.spec)
 		e.done = true
@@ -167,10 +192,15 @@ func (h *Host) Close() {
 
 func (h *Host) launch(ctx context.Context, spec Spec) (*Plugin, error) {
 	m := spec.Manifest
+	var acc *access
+	var run *procRunner
 	fail := func(err error, stderr *stderrTail) (*Plugin, error) {
 		e := &Error{Plugin: m.Name, Op: "start", Err: err}
 		if stderr != nil {
 			e.Stderr = stderr.Lines()
+		}
+		if acc != nil && run != nil && run.wasStarted() {
+			e.Confined = acc.String()
 		}
 		return nil, e
 	}
@@ -184,7 +214,16 @@ func (h *Host) launch(ctx context.Context, spec Spec) (*Plugin, error) {
 	if pin == "" && m.SHA256 != "" {
 		pin, pinnedBy = m.SHA256, m.File
 	}
+	// The first start probes for confinement while the entry is hashed.
+	probed := make(chan struct{})
+	go func() {
+		defer close(probed)
+		if m.Kind != plugin.KindSandbox {
+			h.Confinement(ctx)
+		}
+	}()
 	exe, err := verifyEntry(m.Entry, pin, pinnedBy)
+	<-probed
 	if err != nil {
 		return fail(err, nil)
 	}
@@ -192,13 +231,17 @@ func (h *Host) launch(ctx context.Context, spec Spec) (*Plugin, error) {
 	defer exe.Close()
 	stderr := newStderrTail(stderrLines)
 	granted := hostEnv(m.Capabilities.Env, h.opts.LookupEnv)
-	var run *procRunner
+	acc = h.accessFor(ctx, spec)
 	client := goplugin.NewClient(&goplugin.ClientConfig{
 		HandshakeConfig:  plugin.Handshake(),
 		VersionedPlugins: map[int]goplugin.PluginSet{sdk.ProtocolVersion: {string(m.Kind): h.kindPlugin(m.Kind)}},
-		RunnerFunc: func(_ hclog.Logger, cmd *exec.Cmd, _ string) (runner.Runner, error) {
+		RunnerFunc: func(_ hclog.Logger, cmd *exec.Cmd, socketDir string) (runner.Runner, error) {
 			var err error
-			run, err = newProcRunner(m.Name, exe, append(cmd.Env, granted...))
+			run, err = h.newRunner(m, acc, exe, append(cmd.Env, granted...), socketDir)
+			if err != nil {
+				// go-plugin removes the directory only once a runner exists.
+				os.RemoveAll(socketDir)
+			}
 			return run, err
 		},
 		AllowedProtocols: []goplugin.Protocol{goplugin.ProtocolGRPC},
@@ -212,7 +255,7 @@ func (h *Host) launch(ctx context.Context, spec Spec) (*Plugin, error) {
 		SyncStderr: stderr,
 		Logger:     h.opts.Logger.Named(m.Name),
 	})
-	p := &Plugin{Manifest: m, SHA256: exe.SHA256, client: client, stderr: stderr}
+	p := &Plugin{Manifest: m, SHA256: exe.SHA256, client: client, stderr: stderr, confined: acc}
 	rpc, err := client.Client()
 	if run != nil {
 		p.runner = run

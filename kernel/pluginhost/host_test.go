@@ -479,3 +479,31 @@ func alive(pid int) bool {
 	_, rest, _ := strings.Cut(string(stat), ") ")
 	return !strings.HasPrefix(rest, "Z")
 }
+
+// TestHostCallbackAfterIdle: a tool's first Host call may come long after
+// its start (a sandbox that takes long to prepare); go-plugin's broker
+// keeps the Host's connection info only five seconds.
+func TestHostCallbackAfterIdle(t *testing.T) {
+	if testing.Short() {
+		t.Skip("waits six seconds")
+	}
+	h, m := newHost(t, "tool", "tool", []string{"run"}, func(o *pluginhost.Options) {
+		o.Exec = func(context.Context, string, sandbox.ExecRequest, sandbox.IO) (sandbox.Exit, error) {
+			return sandbox.Exit{}, nil
+		}
+	})
+	ctx := context.Background()
+	p, err := h.Start(ctx, m.Name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tools, err := p.Tools(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(6 * time.Second)
+	res, err := tools[0].Invoke(ctx, &tool.Call{ID: "c1", Arguments: []byte(`{"argv":["ls"]}`), Token: "tok"})
+	if err != nil || res.Content != "exit 0: " {
+		t.Fatalf("after idling: %+v, %v", res, err)
+	}
+}

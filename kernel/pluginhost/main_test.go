@@ -14,6 +14,7 @@ import (
 	"github.com/sparrow-cli/sparrow/sdk/plugin"
 	"github.com/sparrow-cli/sparrow/sdk/provider"
 	"github.com/sparrow-cli/sparrow/sdk/sandbox"
+	"github.com/sparrow-cli/sparrow/sdk/sandbox/confine"
 	"github.com/sparrow-cli/sparrow/sdk/tool"
 )
 
@@ -22,6 +23,8 @@ import (
 const modeEnv = "TEST_PLUGIN_MODE"
 
 func TestMain(m *testing.M) {
+	// The test binary is also the init confined plugins start under.
+	confine.Init()
 	if mode := os.Getenv(modeEnv); mode != "" {
 		servePlugin(mode)
 		os.Exit(0)
@@ -55,6 +58,8 @@ func servePlugin(mode string) {
 			GRPCServer:       goplugin.DefaultGRPCServer,
 			Logger:           hclog.New(&hclog.LoggerOptions{Output: os.Stderr, JSONFormat: true}),
 		})
+	case "greedy-tool", "greedy-provider":
+		serveGreedy(mode)
 	case "wrong-kind":
 		tool.Serve(hostTool{})
 	default:

@@ -52,14 +52,20 @@ type Manifest struct {
 	File string
 }
 
-// Capabilities are what a plugin declares it needs from the host.
+// Capabilities are what a plugin declares it needs from the host. Where
+// plugin processes run confined (see [Host.Confinement]) they get nothing
+// else: no network, no workspace, no home, no host environment.
 type Capabilities struct {
-	// Network allows outbound network access.
+	// Network allows network access. Provider plugins always have it.
 	Network bool
-	// Paths are extra host paths the plugin may read.
+	// Paths are extra host paths the plugin may read: absolute, or
+	// "~/..." below the user's home directory.
 	Paths []string
 	// Env are the host environment variables passed to the plugin.
 	Env []string
+	// Workspace gives a surface plugin the workspace read-write. Tool
+	// plugins always have it; provider plugins never do.
+	Workspace bool
 }
 
 type manifestFile struct {
@@ -81,9 +87,10 @@ type manifestBlock struct {
 }
 
 type capabilitiesBody struct {
-	Network bool     `hcl:"network,optional"`
-	Paths   []string `hcl:"paths,optional"`
-	Env     []string `hcl:"env,optional"`
+	Network   bool     `hcl:"network,optional"`
+	Paths     []string `hcl:"paths,optional"`
+	Env       []string `hcl:"env,optional"`
+	Workspace bool     `hcl:"workspace,optional"`
 }
 
 var (
@@ -171,7 +178,17 @@ func ParseManifest(path string, src []byte) (*Manifest, hcl.Diagnostics) {
 		}
 	}
 	if c := b.Capabilities; c != nil {
-		m.Capabilities = Capabilities{Network: c.Network, Paths: c.Paths, Env: c.Env}
+		m.Capabilities = Capabilities{Network: c.Network, Paths: c.Paths, Env: c.Env, Workspace: c.Workspace}
+		for _, p := range c.Paths {
+			if !filepath.IsAbs(p) && !strings.HasPrefix(p, "~/") {
+				diags = append(diags, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: "Invalid plugin manifest",
+					Detail: fmt.Sprintf("capabilities.paths: %q is neither absolute nor below the home directory (\"~/...\").", p), Subject: &rng})
+			}
+		}
+		if c.Workspace && m.Kind == plugin.KindProvider {
+			diags = append(diags, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: "Invalid plugin manifest",
+				Detail: "capabilities.workspace: a provider plugin never gets the workspace; the model sees files only through tools.", Subject: &rng})
+		}
 		for _, e := range c.Env {
 			if !envName.MatchString(e) {
 				diags = append(diags, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: "Invalid plugin manifest",

@@ -88,6 +88,22 @@ func TestParseManifestErrors(t *testing.T) {
   components = ["x"]
   capabilities { env = ["OK", "NOT OK"] }
 }`, []string{`"NOT OK" is not an environment variable name`}},
+		{"relative path", `plugin "x" {
+  kind = "tool"
+  version = "1.0.0"
+  sdk = ">= 0.1"
+  entry = "x"
+  components = ["x"]
+  capabilities { paths = ["/etc/x", "~/.config/x", "data"] }
+}`, []string{`capabilities.paths: "data" is neither absolute nor below the home directory`}},
+		{"provider asks for the workspace", `plugin "x" {
+  kind = "provider"
+  version = "1.0.0"
+  sdk = ">= 0.1"
+  entry = "x"
+  components = ["x"]
+  capabilities { workspace = true }
+}`, []string{"a provider plugin never gets the workspace"}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -29,6 +29,36 @@ type Plugin struct {
 	runner *procRunner
 	raw    any
 	stderr *stderrTail
+	// confined is what the process was confined to; nil when unconfined.
+	confined *access
+}
+
+// Confinement lists what the plugin process was confined to ("network
+// off (not declared), workspace not mounted, home empty, ..."), or is
+// empty when it runs unconfined.
+func (p *Plugin) Confinement() string {
+	if p.confined == nil {
+		return ""
+	}
+	return p.confined.String()
+}
+
+// staleWorkspace reports whether the plugin was confined with a workspace
+// other than ws, which its kind should have.
+func (p *Plugin) staleWorkspace(ws string) bool {
+	if p.confined == nil {
+		return false
+	}
+	switch p.Manifest.Kind {
+	case plugin.KindTool:
+	case plugin.KindSurface:
+		if !p.Manifest.Capabilities.Workspace {
+			return false
+		}
+	default:
+		return false
+	}
+	return p.confined.workspace != ws
 }
 
 // base is the base contract every kind's client embeds.
@@ -128,6 +158,7 @@ func (p *Plugin) wrap(op string, err error) error {
 	if p.Exited() {
 		e.Err = fmt.Errorf("the plugin process exited: %w", err)
 		e.Stderr = p.stderr.Lines()
+		e.Confined = p.Confinement()
 	}
 	return e
 }

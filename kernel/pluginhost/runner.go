@@ -18,25 +18,42 @@ import (
 // differs from go-plugin's own in what a trustworthy host needs: the exec
 // path is the sealed copy, stdin is /dev/null, the environment is exactly
 // what was granted, the process leads its own group (so a kill takes every
-// child with it) and dies with the kernel (parent-death signal).
+// child with it) and dies with the kernel (parent-death signal). A
+// confined plugin's process is bubblewrap, which takes the sandbox with it.
 type procRunner struct {
 	name   string
 	cmd    *exec.Cmd
 	stdout *handshakeReader
 	stderr io.ReadCloser
 	pid    int
+	// cleanup releases what confinement set up, once the process ended.
+	cleanup func()
 
 	mu      sync.Mutex
 	started bool
 }
 
-func newProcRunner(name string, exe *verified, env []string) (*procRunner, error) {
-	cmd := &exec.Cmd{
-		Path:        exe.Path,
-		Args:        []string{"sparrow-plugin-" + name},
-		Env:         env,
-		SysProcAttr: procAttr(),
+// newRunner prepares m's process: confined to what a allows, or, when a
+// is nil, as a plain child.
+func (h *Host) newRunner(m *Manifest, a *access, exe *verified, env []string, socketDir string) (*procRunner, error) {
+	if a == nil {
+		return newProcRunner(m.Name, &exec.Cmd{Path: exe.Path, Args: []string{"sparrow-plugin-" + m.Name}, Env: env}, nil)
 	}
+	cc, err := h.confinedCmd(m, a, exe, env, socketDir)
+	if err != nil {
+		return nil, err
+	}
+	// bubblewrap's argv[0] does not matter to it; ps shows what it holds.
+	cc.Args[0] = "sparrow-plugin-" + m.Name
+	r, err := newProcRunner(m.Name, cc.Cmd, cc.Cleanup)
+	if err != nil {
+		cc.Cleanup()
+	}
+	return r, err
+}
+
+func newProcRunner(name string, cmd *exec.Cmd, cleanup func()) (*procRunner, error) {
+	cmd.SysProcAttr = procAttr()
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
 		return nil, err
@@ -45,12 +62,15 @@ func newProcRunner(name string, exe *verified, env []string) (*procRunner, error
 	if err != nil {
 		return nil, err
 	}
-	return &procRunner{name: name, cmd: cmd, stdout: newHandshakeReader(stdout), stderr: stderr}, nil
+	return &procRunner{name: name, cmd: cmd, stdout: newHandshakeReader(stdout), stderr: stderr, cleanup: cleanup}, nil
 }
 
 func (r *procRunner) Start(context.Context) error {
 	err := r.cmd.Start()
 	if err != nil {
+		if r.cleanup != nil {
+			r.cleanup()
+		}
 		return fmt.Errorf("exec: %w", err)
 	}
 	r.mu.Lock()
@@ -59,7 +79,20 @@ func (r *procRunner) Start(context.Context) error {
 	return nil
 }
 
-func (r *procRunner) Wait(context.Context) error { return r.cmd.Wait() }
+// wasStarted reports whether the process was started.
+func (r *procRunner) wasStarted() bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.started
+}
+
+func (r *procRunner) Wait(context.Context) error {
+	err := r.cmd.Wait()
+	if r.cleanup != nil {
+		r.cleanup()
+	}
+	return err
+}
 
 // Kill ends the plugin and everything it started.
 func (r *procRunner) Kill(context.Context) error {

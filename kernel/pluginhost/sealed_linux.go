@@ -25,5 +25,5 @@ func sealedCopy(r io.Reader) (*verified, error) {
 		f.Close()
 		return nil, fmt.Errorf("seal memory file: %w", err)
 	}
-	return &verified{Path: fmt.Sprintf("/proc/self/fd/%d", f.Fd()), close: f.Close}, nil
+	return &verified{Path: fmt.Sprintf("/proc/self/fd/%d", f.Fd()), File: f, close: f.Close}, nil
 }

@@ -17,7 +17,10 @@ type verified struct {
 	Path string
 	// SHA256 is the hex hash of those bytes.
 	SHA256 string
-	close  func() error
+	// File is the sealed memory file, nil for a private copy; a confined
+	// plugin inherits it and execs it from inside its sandbox.
+	File  *os.File
+	close func() error
 }
 
 func (v *verified) Close() error { return v.close() }

@@ -158,6 +158,8 @@ func build(src *source) (*release, error) {
 			Network: m.Capabilities.Network,
 			Paths:   nonNil(m.Capabilities.Paths),
 			Env:     nonNil(m.Capabilities.Env),
+			// Enforced when the plugin runs confined: signed like the rest.
+			Workspace: m.Capabilities.Workspace,
 		},
 		Platforms: map[string]*plugintrust.Platform{},
 	}

@@ -157,9 +157,9 @@ func checkPluginHCL(rel *plugintrust.Release, dir string) error {
 	if want := filepath.Join(dir, filepath.FromSlash(rel.Entry)); m.Entry != want {
 		diff("entry", relTo(dir, m.Entry), rel.Entry)
 	}
-	if c, s := m.Capabilities, rel.Capabilities; c.Network != s.Network || !sameList(c.Paths, s.Paths) || !sameList(c.Env, s.Env) {
-		diff("capabilities", fmt.Sprintf("network=%t paths=%q env=%q", c.Network, c.Paths, c.Env),
-			fmt.Sprintf("network=%t paths=%q env=%q", s.Network, s.Paths, s.Env))
+	if c, s := m.Capabilities, rel.Capabilities; c.Network != s.Network || !sameList(c.Paths, s.Paths) || !sameList(c.Env, s.Env) || c.Workspace != s.Workspace {
+		diff("capabilities", fmt.Sprintf("network=%t paths=%q env=%q workspace=%t", c.Network, c.Paths, c.Env, c.Workspace),
+			fmt.Sprintf("network=%t paths=%q env=%q workspace=%t", s.Network, s.Paths, s.Env, s.Workspace))
 	}
 	if len(diffs) > 0 {
 		return fmt.Errorf("plugin.hcl disagrees with the signed manifest:%s", joinLines(diffs))

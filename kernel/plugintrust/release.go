@@ -38,6 +38,8 @@ type Capabilities struct {
 	Network bool     `json:"network"`
 	Paths   []string `json:"paths"`
 	Env     []string `json:"env"`
+	// Workspace is a surface's claim to the workspace.
+	Workspace bool `json:"workspace,omitempty"`
 }
 
 // Platform is one build of a release.

@@ -70,6 +70,13 @@ func (s *BaseServer) Info(_ context.Context, req *pb.InfoRequest) (*pb.InfoRespo
 	s.mu.Lock()
 	s.hostID = req.GetHostBrokerId()
 	s.mu.Unlock()
+	if s.hostID != 0 {
+		// go-plugin's broker keeps the Host's connection info for five
+		// seconds after the kernel sends it, at start; the first Host call
+		// may come much later (a sandbox that takes long to prepare). Take
+		// it now; a failure is reported by that call.
+		_, _ = s.HostConn()
+	}
 	resp := &pb.InfoResponse{Kind: kindToProto[s.kind], SdkVersion: sdk.Version}
 	for _, name := range s.order {
 		c := &pb.Component{Name: name}

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 	"syscall"
@@ -129,7 +130,7 @@ func TestPrepareSession(t *testing.T) {
 	}
 	c, err := f.d.Capabilities(context.Background())
 	want := sandbox.Capabilities{Available: true, NetworkControl: true, FilesystemIsolation: true, ResourceLimits: true, PersistentWorkspace: true}
-	if err != nil || c != want {
+	if err != nil || !reflect.DeepEqual(c, want) {
 		t.Errorf("capabilities %+v %v", c, err)
 	}
 	if got := containerName("20260101T000000Z-ab/c d"); got != "sparrow-20260101T000000Z-ab-c-d" {

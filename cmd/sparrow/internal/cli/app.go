@@ -41,6 +41,9 @@ type Env struct {
 	// (config.DefaultSystemPolicyFile); fixed at build time, never taken
 	// from the environment, so a user cannot point it elsewhere.
 	SystemPolicyFile string
+	// ConfineInit is the executable plugins are confined with: its main
+	// calls confine.Init first. Empty: plugins run unconfined.
+	ConfineInit string
 }
 
 // app is one invocation.
@@ -172,6 +175,7 @@ func (a *app) openKernel(opts kernel.Options) (*kernel.Kernel, int) {
 	opts.LookupEnv = a.env.LookupEnv
 	opts.UserFile = a.config
 	opts.SystemPolicyFile = a.env.SystemPolicyFile
+	opts.ConfineInit = a.env.ConfineInit
 	opts.Stderr = a.env.Stderr
 	if a.verbose {
 		v := true

@@ -53,7 +53,7 @@ func (a *app) doctorCmd() *command {
 			add(check{ok: true, what: fmt.Sprintf("configuration loads (%d warnings)", len(diags))})
 			add(checkWritable(cfg.Paths.StateDir))
 			add(check{ok: true, what: policySummary(cfg)})
-			checks = append(checks, a.checkPlugins(add)...)
+			a.checkPlugins(add)
 		}
 		failed := 0
 		for _, c := range checks {
@@ -116,22 +116,24 @@ func checkWritable(dir string) check {
 }
 
 // checkPlugins starts every discovered plugin, in parallel, and asks each
-// to answer; sandbox components report whether they can run here.
-func (a *app) checkPlugins(add func(check)) []check {
+// to answer; sandbox components report whether they can run here. Each
+// finding goes to add, once.
+func (a *app) checkPlugins(add func(check)) {
 	k, code := a.openKernel(kernel.Options{})
 	if k == nil {
 		c := check{what: fmt.Sprintf("kernel did not open (exit %d)", code), fix: "see the errors above"}
 		add(c)
-		return nil
+		return
 	}
 	if len(k.Discovered) == 0 {
 		c := check{what: "no plugins found in " + strings.Join(k.PluginDirs(), ", "),
 			fix: "run 'make build' (plugins land in bin/plugins) or 'sparrow plugin install NAME'"}
 		add(c)
-		return []check{c}
+		return
 	}
+	add(a.checkPluginConfinement(k))
 	statuses := a.pluginStatuses(k, true)
-	var out []check
+	configuredSeen := false
 	for _, m := range k.Discovered {
 		st := statuses[m.Name]
 		c := check{ok: !st.failed, what: fmt.Sprintf("plugin %s (%s %s): %s", m.Name, m.Kind, m.Version, st.text)}
@@ -142,24 +144,51 @@ func (a *app) checkPlugins(add func(check)) []check {
 			c.ok, c.warn = false, true
 		}
 		add(c)
-		out = append(out, c)
 		if st.failed || m.Kind != plugin.KindSandbox || c.warn {
 			continue
 		}
 		for _, name := range m.Components {
-			caps, err := a.capabilities(k, name)
-			sc := check{ok: err == nil && caps.Available, warn: true}
-			switch {
-			case err != nil:
-				sc.what, sc.fix = fmt.Sprintf("sandbox %s: %s", name, firstLine(err)), "check the sandbox block in your config"
-			case !caps.Available:
-				sc.what, sc.fix = fmt.Sprintf("sandbox %s unavailable: %s", name, caps.UnavailableReason), "install what it needs, or pick another sandbox"
-			default:
-				sc.what = fmt.Sprintf("sandbox %s ready", name)
-			}
-			add(sc)
-			out = append(out, sc)
+			configuredSeen = configuredSeen || name == k.Config.Sandbox
+			add(a.checkSandbox(k, name))
 		}
 	}
-	return out
+	if !configuredSeen && k.Config.Sandbox != "" {
+		add(a.checkSandbox(k, k.Config.Sandbox))
+	}
+}
+
+// checkSandbox asks one sandbox what it can do here: the protections it
+// has in force, or why it cannot run. Another backend being unavailable
+// is a warning; the configured one is a problem, since runs use it.
+func (a *app) checkSandbox(k *kernel.Kernel, name string) check {
+	configured := name == k.Config.Sandbox
+	label := "sandbox " + name
+	if configured {
+		label = "configured sandbox " + name
+	}
+	caps, err := a.capabilities(k, name)
+	c := check{ok: err == nil && caps.Available, warn: !configured}
+	switch {
+	case err != nil:
+		c.what, c.fix = fmt.Sprintf("%s: %s", label, firstLine(err)), "check the sandbox block in your config"
+	case !caps.Available:
+		c.what, c.fix = fmt.Sprintf("%s unavailable: %s", label, caps.UnavailableReason), "install what it needs, or pick another sandbox"
+	case len(caps.Protections) > 0:
+		c.what = fmt.Sprintf("%s ready; protections: %s", label, strings.Join(caps.Protections, "; "))
+	default:
+		c.what = fmt.Sprintf("%s ready; protections: none reported", label)
+	}
+	return c
+}
+
+// checkPluginConfinement says whether plugin processes run confined to
+// what their manifests declare, and why not. Unconfined plugins still run
+// (with only their declared environment), so it is a warning.
+func (a *app) checkPluginConfinement(k *kernel.Kernel) check {
+	c := k.Plugins.Confinement(a.ctx)
+	if !c.Enabled {
+		return check{warn: true, what: "plugins are not confined: " + c.Reason,
+			fix: "plugins run with their declared environment only, but can reach the network, your home and the workspace; install what is missing to confine them"}
+	}
+	return check{ok: true, what: "plugins confined to their declared capabilities (sandbox backends excepted): " + c.Report.String()}
 }
