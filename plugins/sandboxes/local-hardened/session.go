@@ -2,14 +2,13 @@ package localhardened
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 
+	"github.com/sparrow-cli/sparrow/plugins/sandboxes/local"
 	"github.com/sparrow-cli/sparrow/sdk/sandbox"
 )
 
@@ -28,17 +27,9 @@ func (h *Hardened) Prepare(ctx context.Context, req sandbox.PrepareRequest) (san
 	if rep := h.probe(ctx); !rep.Usable() {
 		return sandbox.Session{}, fmt.Errorf("local-hardened cannot run here: missing %s", strings.Join(rep.Missing, "; "))
 	}
-	ws := req.Workspace
-	if !filepath.IsAbs(ws) {
-		return sandbox.Session{}, fmt.Errorf("local-hardened: prepare: workspace %q is not an absolute path", ws)
-	}
-	ws = filepath.Clean(ws)
-	if fi, err := os.Stat(ws); err != nil || !fi.IsDir() {
-		return sandbox.Session{}, fmt.Errorf("local-hardened: prepare: workspace %s is not a directory", ws)
-	}
-	resolved, err := filepath.EvalSymlinks(ws)
+	ws, resolved, err := local.Workspace(req.Workspace)
 	if err != nil {
-		return sandbox.Session{}, fmt.Errorf("local-hardened: prepare: resolve workspace: %w", err)
+		return sandbox.Session{}, fmt.Errorf("local-hardened: prepare: %w", err)
 	}
 	var errs []error
 	for _, p := range append(append([]string{}, req.Policy.ReadOnlyPaths...), req.Policy.ReadWritePaths...) {
@@ -51,21 +42,11 @@ func (h *Hardened) Prepare(ctx context.Context, req sandbox.PrepareRequest) (san
 	if len(errs) > 0 {
 		return sandbox.Session{}, fmt.Errorf("local-hardened: prepare: %w", errors.Join(errs...))
 	}
-	id := newID(req.RunID)
+	id := local.SessionID(req.RunID, "hardened")
 	h.mu.Lock()
 	h.sessions[id] = &session{root: ws, realRoot: resolved, policy: req.Policy}
 	h.mu.Unlock()
 	return sandbox.Session{ID: id, Workdir: ws}, nil
-}
-
-// newID names a session after its run, with a random suffix.
-func newID(runID string) string {
-	b := make([]byte, 6)
-	_, _ = rand.Read(b)
-	if runID == "" {
-		runID = "hardened"
-	}
-	return runID + "-" + hex.EncodeToString(b)
 }
 
 // Teardown implements sandbox.Sandbox. Nothing outlives a command, so

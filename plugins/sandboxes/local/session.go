@@ -36,19 +36,9 @@ type session struct {
 // workspace (the default home denials) are ignored: without filesystem
 // isolation this backend cannot hide them, and says so in Capabilities.
 func (l *Local) Prepare(_ context.Context, req sandbox.PrepareRequest) (sandbox.Session, error) {
-	ws := req.Workspace
-	if !filepath.IsAbs(ws) {
-		return sandbox.Session{}, fmt.Errorf("local: prepare: workspace %q is not an absolute path", ws)
-	}
-	ws = filepath.Clean(ws)
-	if fi, err := os.Stat(ws); err != nil {
-		return sandbox.Session{}, fmt.Errorf("local: prepare: workspace %s is not a directory: %w", ws, err)
-	} else if !fi.IsDir() {
-		return sandbox.Session{}, fmt.Errorf("local: prepare: workspace %s is not a directory", ws)
-	}
-	resolved, err := filepath.EvalSymlinks(ws)
+	ws, resolved, err := Workspace(req.Workspace)
 	if err != nil {
-		return sandbox.Session{}, fmt.Errorf("local: prepare: resolve workspace: %w", err)
+		return sandbox.Session{}, fmt.Errorf("local: prepare: %w", err)
 	}
 	p := req.Policy
 	if len(p.ReadOnlyPaths) > 0 {
@@ -71,13 +61,36 @@ func (l *Local) Prepare(_ context.Context, req sandbox.PrepareRequest) (sandbox.
 	return sandbox.Session{ID: id, Workdir: ws}, nil
 }
 
-// newID names a session after its run, with a random suffix so two
-// Prepares for one run never collide.
-func newID(runID string) string {
+// Workspace checks a workspace for this backend and the ones built on it:
+// an existing absolute directory. It returns the path cleaned and with
+// symlinks resolved (for escape checks).
+func Workspace(ws string) (clean, resolved string, err error) {
+	if !filepath.IsAbs(ws) {
+		return "", "", fmt.Errorf("workspace %q is not an absolute path", ws)
+	}
+	ws = filepath.Clean(ws)
+	if fi, err := os.Stat(ws); err != nil {
+		return "", "", fmt.Errorf("workspace %s is not a directory: %w", ws, err)
+	} else if !fi.IsDir() {
+		return "", "", fmt.Errorf("workspace %s is not a directory", ws)
+	}
+	resolved, err = filepath.EvalSymlinks(ws)
+	if err != nil {
+		return "", "", fmt.Errorf("resolve workspace: %w", err)
+	}
+	return ws, resolved, nil
+}
+
+// newID names a session after its run.
+func newID(runID string) string { return SessionID(runID, "local") }
+
+// SessionID names a session after its run (or fallback without one), with
+// a random suffix so two Prepares for one run never collide.
+func SessionID(runID, fallback string) string {
 	b := make([]byte, 6)
 	_, _ = rand.Read(b) // never fails since Go 1.24
 	if runID == "" {
-		runID = "local"
+		runID = fallback
 	}
 	return runID + "-" + hex.EncodeToString(b)
 }
