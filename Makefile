@@ -79,6 +79,7 @@ proto-check:
 
 bench: build
 	$(GO) test -run '^$$' -bench . -benchmem -count 5 ./kernel/pluginhost/ ./kernel/checkpoint/ ./cmd/sparrow/
+	$(GO) test -run '^$$' -bench . -benchtime 40x -count 5 ./plugins/sandboxes/local-hardened/
 
 demo: build
 	@./scripts/demo.sh
