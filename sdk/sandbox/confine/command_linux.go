@@ -118,7 +118,7 @@ func Command(spec Spec, rep Report) (*Cmd, error) {
 			plan.Cgroups = append(plan.Cgroups, 2+len(c.files))
 		}
 	}
-	args, err := c.bwrapArgs(spec, &plan)
+	args, err := c.bwrapArgs(spec, rep.UserNS, &plan)
 	if err != nil {
 		c.Cleanup()
 		return nil, err
@@ -154,12 +154,18 @@ func randomName() string {
 	return hex.EncodeToString(b)
 }
 
-// bwrapArgs lays out the sandbox. Later mounts cover earlier ones, so the
+// bwrapArgs lays out the sandbox; userns says bubblewrap can make a user
+// namespace (else it is setuid). Later mounts cover earlier ones, so the
 // order is: system view, /proc, /dev, /tmp, home, the spec's paths from
 // the shallowest down, then protected and hidden paths on top.
-func (c *Cmd) bwrapArgs(spec Spec, plan *initPlan) ([]string, error) {
+func (c *Cmd) bwrapArgs(spec Spec, userns bool, plan *initPlan) ([]string, error) {
 	a := []string{"--die-with-parent", "--new-session", "--unshare-pid", "--unshare-ipc", "--unshare-uts",
-		"--unshare-cgroup-try", "--hostname", "sparrow", "--unshare-user", "--disable-userns"}
+		"--unshare-cgroup-try", "--hostname", "sparrow"}
+	if userns {
+		// A setuid bubblewrap (where user namespaces are denied) makes
+		// none and drops its privileges itself.
+		a = append(a, "--unshare-user", "--disable-userns")
+	}
 	if !spec.Network {
 		a = append(a, "--unshare-net")
 	}

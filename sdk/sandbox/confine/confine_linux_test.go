@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -104,4 +105,66 @@ exec 3<>/dev/tcp/127.0.0.1/22 2>&1 || echo no-net
 ls /dev
 `)
 	t.Logf("exit %d\n%s", code, out)
+}
+
+func TestBwrapArgs(t *testing.T) {
+	ws := t.TempDir()
+	secret := filepath.Join(ws, "config", "prod.env")
+	os.MkdirAll(filepath.Dir(secret), 0o755)
+	os.WriteFile(secret, []byte("x"), 0o600)
+	os.Symlink("config/prod.env", filepath.Join(ws, ".env"))
+	base := Spec{Dir: ws, ReadWrite: []string{ws}, Hidden: []string{filepath.Join(ws, ".env"), filepath.Join(ws, "missing")}}
+	has := func(args []string, seq ...string) bool {
+		for i := range args {
+			if i+len(seq) <= len(args) && slices.Equal(args[i:i+len(seq)], seq) {
+				return true
+			}
+		}
+		return false
+	}
+	for _, tc := range []struct {
+		name    string
+		userns  bool
+		network bool
+		want    [][]string
+		notWant [][]string
+	}{
+		{"user namespace, no network", true, false,
+			[][]string{{"--unshare-user", "--disable-userns"}, {"--unshare-net"}, {"--bind", ws, ws}, {"--ro-bind-data"}},
+			nil},
+		{"setuid bubblewrap", false, false,
+			[][]string{{"--unshare-net"}},
+			[][]string{{"--unshare-user"}, {"--disable-userns"}}},
+		{"network allowed", true, true,
+			nil,
+			[][]string{{"--unshare-net"}}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := &Cmd{}
+			spec := base
+			spec.Network = tc.network
+			args, err := c.bwrapArgs(spec, tc.userns, &initPlan{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer c.Cleanup()
+			for _, w := range tc.want {
+				if !has(args, w...) {
+					t.Errorf("args lack %q:\n%q", w, args)
+				}
+			}
+			for _, w := range tc.notWant {
+				if has(args, w...) {
+					t.Errorf("args have %q:\n%q", w, args)
+				}
+			}
+			// The symlink's target is hidden, not just the link.
+			if !slices.Contains(args, secret) {
+				t.Errorf("the .env symlink's target %s is not hidden:\n%q", secret, args)
+			}
+			if slices.Contains(args, filepath.Join(ws, "missing")) {
+				t.Errorf("a missing hidden path was mounted")
+			}
+		})
+	}
 }
