@@ -122,11 +122,23 @@ func (w outputWriter) Write(p []byte) (int, error) {
 
 // runExec drives the client side of an Exec stream to completion.
 func runExec(ctx context.Context, stream execClientStream, start *pb.ExecStart, cio IO) (Exit, error) {
+	// gRPC allows one sender at a time: stdin, signals and the final
+	// CloseSend all go through mu, and nothing is sent after CloseSend.
 	var mu sync.Mutex
+	closed := false
 	send := func(in *pb.ExecInput) error {
 		mu.Lock()
 		defer mu.Unlock()
+		if closed {
+			return io.EOF
+		}
 		return stream.Send(in)
+	}
+	closeSend := func() {
+		mu.Lock()
+		defer mu.Unlock()
+		closed = true
+		_ = stream.CloseSend()
 	}
 	// A Send that fails with io.EOF means the server already ended the
 	// stream (refused, or finished fast); its outcome is read below.
@@ -179,7 +191,7 @@ func runExec(ctx context.Context, stream execClientStream, start *pb.ExecStart, 
 				return Exit{}, fmt.Errorf("exec: write stderr: %w", err)
 			}
 		case *pb.ExecOutput_Exit:
-			_ = stream.CloseSend()
+			closeSend()
 			return exitFromProto(v.Exit), nil
 		}
 	}
