@@ -101,6 +101,7 @@ func (h *Hardened) Configure(_ context.Context, c plugin.Config) error {
 	}
 	h.mu.Lock()
 	h.cfg = cfg
+	h.stateDir = c.StateDir
 	h.mu.Unlock()
 	return nil
 }

@@ -2,6 +2,8 @@ package localhardened
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"os"
@@ -72,6 +74,9 @@ func (h *Hardened) Exec(ctx context.Context, req sandbox.ExecRequest, sio sandbo
 	}
 	spec, err := h.spec(cfg, s, root, dir, home, req)
 	if err != nil {
+		return refuse(sandbox.ExitUnsupported, "%v", err)
+	}
+	if spec.HomeDir, err = h.homeDir(root); err != nil {
 		return refuse(sandbox.ExitUnsupported, "%v", err)
 	}
 	spec.Argv, spec.Env = req.Argv, env
@@ -237,6 +242,26 @@ func (h *Hardened) env(extra map[string]string, allow []string) (env []string, h
 		}
 	}
 	return env, home, nil
+}
+
+// homeDir is the sandbox's own home for a workspace, kept in Sparrow's
+// state directory so caches (Go's build cache, npm's, pip's) survive from
+// one command and one run to the next; it is never the user's home, and
+// nothing of it reaches the host's tools. "" when no state directory is
+// known: each command then gets an empty home.
+func (h *Hardened) homeDir(workspace string) (string, error) {
+	h.mu.Lock()
+	state := h.stateDir
+	h.mu.Unlock()
+	if state == "" {
+		return "", nil
+	}
+	sum := sha256.Sum256([]byte(workspace))
+	dir := filepath.Join(state, "local-hardened", "homes", filepath.Base(workspace)+"-"+hex.EncodeToString(sum[:4]))
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return "", fmt.Errorf("sandbox home: %w", err)
+	}
+	return dir, nil
 }
 
 // human prints a byte count the way the flags take it.

@@ -25,6 +25,9 @@ type Hardened struct {
 	// probed is set once the machine's primitives were probed.
 	probed bool
 	report confine.Report
+	// stateDir is Sparrow's state directory (from Configure); commands'
+	// homes live below it. Empty: each command gets an empty home.
+	stateDir string
 }
 
 // New returns the backend with default settings.

@@ -288,3 +288,23 @@ echo done`)
 		}
 	}
 }
+
+func TestHomeKeepsCachesBetweenCommandsButIsNotTheUsers(t *testing.T) {
+	h, s := prepared(t, sandbox.Policy{})
+	h.stateDir = t.TempDir()
+	exit, _, errOut := sh(t, h, s, sandbox.ExecRequest{}, `mkdir -p "$HOME/.cache/go-build" && echo cached > "$HOME/.cache/go-build/entry"; ls -A "$HOME"`)
+	if exit.Code != 0 {
+		t.Fatalf("exit %+v: %s", exit, errOut)
+	}
+	_, out, _ := sh(t, h, s, sandbox.ExecRequest{}, `cat "$HOME/.cache/go-build/entry"; cat "$HOME/.ssh/id_rsa" 2>/dev/null || echo no-user-key`)
+	if out != "cached\nno-user-key\n" {
+		t.Errorf("second command saw %q", out)
+	}
+	homes, _ := filepath.Glob(filepath.Join(h.stateDir, "local-hardened", "homes", "*", ".cache", "go-build", "entry"))
+	if len(homes) != 1 {
+		t.Errorf("the sandbox home is not under the state directory: %v", homes)
+	}
+	if _, err := os.Stat(filepath.Join(h.getenv("HOME"), ".cache")); err == nil {
+		t.Errorf("the command wrote into the user's home")
+	}
+}

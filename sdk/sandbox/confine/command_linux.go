@@ -203,7 +203,11 @@ func (c *Cmd) bwrapArgs(spec Spec, userns bool, plan *initPlan) ([]string, error
 	plan.Devices = append(plan.Devices, "/dev")
 	plan.ReadWrite = append(plan.ReadWrite, "/tmp", "/dev/shm")
 	if spec.Home != "" && spec.Home != "/" {
-		a = append(a, "--size", strconv.FormatInt(tmp, 10), "--tmpfs", spec.Home)
+		if spec.HomeDir != "" {
+			a = append(a, "--bind", spec.HomeDir, spec.Home)
+		} else {
+			a = append(a, "--size", strconv.FormatInt(tmp, 10), "--tmpfs", spec.Home)
+		}
 		plan.ReadWrite = append(plan.ReadWrite, spec.Home)
 	}
 	type bind struct {

@@ -30,9 +30,15 @@ type Spec struct {
 	// read-only directory, a file an empty read-only file. A symlink hides
 	// what it points to as well. Missing ones are skipped.
 	Hidden []string
-	// Home, when set, is an empty private writable directory at that path
-	// (HOME for tools that want one); paths bound below it stay visible.
+	// Home, when set, is a private writable directory at that path (HOME
+	// for tools that want one); paths bound below it stay visible. It is
+	// empty, unless HomeDir names a host directory to bind there instead,
+	// which keeps caches (Go's build cache, npm's, pip's) from one
+	// command to the next without showing the user's real home.
 	Home string
+	// HomeDir is the host directory behind Home; empty means an empty
+	// tmpfs.
+	HomeDir string
 	// Network keeps the host's network; otherwise the process gets a
 	// network namespace of its own with only a loopback nobody else
 	// shares, and no unix sockets of the host are reachable.
