@@ -122,7 +122,7 @@ func (h *Hardened) Exec(ctx context.Context, req sandbox.ExecRequest, sio sandbo
 		disk = watchDisk(runCtx, append([]string{root}, spec.ReadWrite...), d, stop)
 	}
 	started := time.Now().Add(-ctimeSlack)
-	exit, err := proc.Run(runCtx, cmd.Cmd, sio, proc.Options{Backend: "local-hardened", Timeout: timeout, Limit: limit, Live: &h.live, StartFailure: sandbox.ExitUnsupported})
+	exit, err := proc.Run(runCtx, cmd.Cmd, sio, proc.Options{Backend: "local-hardened", Timeout: timeout, Limit: limit, Live: &h.live, StartFailure: sandbox.ExitUnsupported, Deliver: cmd.Signal})
 	cmd.Kill()
 	if err != nil {
 		return exit, err

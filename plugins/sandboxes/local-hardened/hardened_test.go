@@ -5,6 +5,7 @@ package localhardened
 import (
 	"context"
 	"fmt"
+	"io"
 	"net"
 	"os"
 	"os/exec"
@@ -306,5 +307,33 @@ func TestHomeKeepsCachesBetweenCommandsButIsNotTheUsers(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(h.getenv("HOME"), ".cache")); err == nil {
 		t.Errorf("the command wrote into the user's home")
+	}
+}
+
+func TestSignalsReachTheCommand(t *testing.T) {
+	h, s := prepared(t, sandbox.Policy{})
+	signals := make(chan string, 1)
+	var out strings.Builder
+	pr, pw := io.Pipe()
+	copied := make(chan struct{})
+	go func() {
+		defer close(copied)
+		// Send INT once the command says it is ready.
+		buf := make([]byte, 64)
+		n, _ := pr.Read(buf)
+		out.Write(buf[:n])
+		signals <- "INT"
+		io.Copy(&out, pr)
+	}()
+	exit, err := h.Exec(context.Background(), sandbox.ExecRequest{SessionID: s.ID, Limits: sandbox.Limits{Timeout: 20 * time.Second},
+		Argv: []string{"sh", "-c", `trap 'echo got-int; exit 3' INT; echo ready; sleep 15 & wait`}},
+		sandbox.IO{Stdout: pw, Signals: signals})
+	pw.Close()
+	<-copied
+	if err != nil {
+		t.Fatal(err)
+	}
+	if exit.Code != 3 || exit.TimedOut || !strings.Contains(out.String(), "got-int") {
+		t.Errorf("exit %+v, stdout %q: the command's trap did not run", exit, out.String())
 	}
 }

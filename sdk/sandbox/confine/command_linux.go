@@ -12,6 +12,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync/atomic"
+	"syscall"
 )
 
 // systemDirs make up the read-only system view (Spec.System).
@@ -40,6 +42,56 @@ type Cmd struct {
 	// Notes say which fallbacks this process runs under ("memory capped
 	// per process: no cgroup"); empty when every primitive was there.
 	Notes []string
+	// child is the host pid of the sandbox's first process (bubblewrap's
+	// init in the new pid namespace), read from bubblewrap's info pipe; 0
+	// until it arrives.
+	child atomic.Int64
+}
+
+// readInfo reads bubblewrap's {"child-pid": N} from r.
+func (c *Cmd) readInfo(r *os.File) {
+	defer r.Close()
+	var info struct {
+		ChildPid int64 `json:"child-pid"`
+	}
+	if json.NewDecoder(r).Decode(&info) == nil {
+		c.child.Store(info.ChildPid)
+	}
+}
+
+// Signal delivers sig to the program and everything it started inside
+// the sandbox, as a terminal delivers ^C to a foreground group
+// (bubblewrap itself would die of it rather than pass it on; its init,
+// which leads the sandbox's session, is left out). It reports false when
+// the program is not known yet or is gone.
+func (c *Cmd) Signal(sig syscall.Signal) bool {
+	init := int(c.child.Load())
+	if init == 0 {
+		return false
+	}
+	sent := false
+	queue := children(init)
+	for len(queue) > 0 {
+		pid := queue[0]
+		queue = append(queue[1:], children(pid)...)
+		sent = syscall.Kill(pid, sig) == nil || sent
+	}
+	return sent
+}
+
+// children lists a process's child processes.
+func children(pid int) []int {
+	tasks, _ := os.ReadDir(fmt.Sprintf("/proc/%d/task", pid))
+	var out []int
+	for _, t := range tasks {
+		b, _ := os.ReadFile(fmt.Sprintf("/proc/%d/task/%s/children", pid, t.Name()))
+		for _, f := range strings.Fields(string(b)) {
+			if n, err := strconv.Atoi(f); err == nil {
+				out = append(out, n)
+			}
+		}
+	}
+	return out
 }
 
 // Cleanup kills whatever is left of the process tree and releases the
@@ -138,7 +190,14 @@ func Command(spec Spec, rep Report) (*Cmd, error) {
 		c.files = append(c.files, self)
 		init = "/proc/self/fd/" + strconv.Itoa(2+len(c.files))
 	}
-	args = append(args, "--", init, initArg, string(js))
+	infoR, infoW, err := os.Pipe()
+	if err != nil {
+		c.Cleanup()
+		return nil, fmt.Errorf("confine: %w", err)
+	}
+	c.files = append(c.files, infoW)
+	go c.readInfo(infoR)
+	args = append(args, "--info-fd", strconv.Itoa(2+len(c.files)), "--", init, initArg, string(js))
 	bwrap := strings.Fields(rep.Bwrap)[0]
 	argv := append([]string{bwrap}, args...)
 	c.Cmd = &exec.Cmd{Path: argv[0], Args: argv, Env: slices.Clone(spec.Env), ExtraFiles: c.files}

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"os/exec"
 	"runtime"
+	"syscall"
 )
 
 // Probe reports that confinement needs Linux.
@@ -39,3 +40,9 @@ func Command(Spec, Report) (*Cmd, error) {
 
 // SystemSecrets is empty off Linux.
 var SystemSecrets []string
+
+// Signal never delivers off Linux.
+func (c *Cmd) Signal(syscall.Signal) bool { return false }
+
+// cgroupRoot has no cgroups off Linux.
+type cgroupRoot struct{}

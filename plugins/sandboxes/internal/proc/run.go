@@ -42,6 +42,11 @@ type Options struct {
 	Relay bool
 	// StartFailure is the exit code when the command cannot be started.
 	StartFailure int
+	// Deliver, when set, hands a forwarded signal (not KILL) to the
+	// command itself, for a leader that would die of it instead of
+	// passing it on (bubblewrap); false means it could not, and the group
+	// gets the signal as usual.
+	Deliver func(syscall.Signal) bool
 }
 
 // Run starts cmd (whose SysProcAttr must come from Attr) in its own
@@ -73,7 +78,7 @@ func Run(ctx context.Context, cmd *exec.Cmd, sio sandbox.IO, o Options) (sandbox
 	}
 	stdin.copy(sio.Stdin)
 
-	g := &group{pgid: cmd.Process.Pid, relay: o.Relay}
+	g := &group{pgid: cmd.Process.Pid, relay: o.Relay, deliver: o.Deliver}
 	o.Live.Add(g.pgid)
 	defer o.Live.Remove(g.pgid)
 	waited := make(chan error, 1)
@@ -104,8 +109,9 @@ func unwrapExec(err error) error {
 
 // group is a command's process group, named by its leader's pid.
 type group struct {
-	pgid  int
-	relay bool
+	pgid    int
+	relay   bool
+	deliver func(syscall.Signal) bool
 	// termSent is set once the command was asked to stop; killAt fires
 	// when the grace period is over.
 	termSent bool
@@ -173,6 +179,7 @@ func (g *group) supervise(ctx context.Context, waited <-chan error, signals <-ch
 			case !known:
 			case g.relay && sig == syscall.SIGKILL:
 				g.kill()
+			case g.deliver != nil && sig != syscall.SIGKILL && g.deliver(sig):
 			default:
 				g.forward(sig)
 			}
