@@ -80,6 +80,7 @@ proto-check:
 bench: build
 	$(GO) test -run '^$$' -bench . -benchmem -count 5 ./kernel/pluginhost/ ./kernel/checkpoint/ ./cmd/sparrow/
 	$(GO) test -run '^$$' -bench . -benchtime 40x -count 5 ./plugins/sandboxes/local-hardened/
+	$(GO) test -run '^$$' -bench . -count 3 ./kernel/wasmtool/
 
 demo: build
 	@./scripts/demo.sh

@@ -6,6 +6,13 @@ require github.com/sparrow-cli/sparrow/sdk v0.0.0
 
 require mvdan.cc/sh/v3 v3.14.1
 
+require github.com/tetratelabs/wazero v1.12.0
+
+require (
+	github.com/landlock-lsm/go-landlock v0.11.0 // indirect
+	kernel.org/pub/linux/libs/security/libcap/psx v1.2.77 // indirect
+)
+
 require (
 	github.com/Masterminds/semver/v3 v3.5.0
 	github.com/agext/levenshtein v1.2.1 // indirect
