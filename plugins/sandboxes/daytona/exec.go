@@ -6,10 +6,12 @@ import (
 	"fmt"
 	"io"
 	"os/exec"
-	"path"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/sparrow-cli/sparrow/plugins/sandboxes/internal/proc"
+	"github.com/sparrow-cli/sparrow/plugins/sandboxes/internal/remote"
 
 	"github.com/sparrow-cli/sparrow/sdk/sandbox"
 	"github.com/sparrow-cli/sparrow/sdk/sandbox/cliout"
@@ -43,7 +45,7 @@ func (d *Daytona) Exec(ctx context.Context, req sandbox.ExecRequest, sio sandbox
 	if err := ctx.Err(); err != nil {
 		return sandbox.Exit{}, fmt.Errorf("daytona: exec: %w", err)
 	}
-	stderr := orDiscard(sio.Stderr)
+	stderr := proc.OrDiscard(sio.Stderr)
 	refuse := func(format string, args ...any) (sandbox.Exit, error) {
 		fmt.Fprintf(stderr, "sparrow: daytona: "+format+"\n", args...)
 		return sandbox.Exit{Code: sandbox.ExitUnsupported}, nil
@@ -57,7 +59,7 @@ func (d *Daytona) Exec(ctx context.Context, req sandbox.ExecRequest, sio sandbox
 	if reason := d.unavailable(s.cfg); reason != "" {
 		return refuse("%s", reason)
 	}
-	dir, err := remoteDir(s.cfg.Workdir, req.Workdir)
+	dir, err := remote.Dir(s.cfg.Workdir, req.Workdir)
 	if err != nil {
 		return refuse("%v", err)
 	}
@@ -108,7 +110,7 @@ func (d *Daytona) Exec(ctx context.Context, req sandbox.ExecRequest, sio sandbox
 // stderr together, when it has ended; its own exit status is also its
 // failure status, so the script's marker is what carries the command's.
 func (d *Daytona) run(ctx context.Context, s *session, st *staging, sio sandbox.IO, timeout time.Duration, limit int64) sandbox.Exit {
-	stderr := orDiscard(sio.Stderr)
+	stderr := proc.OrDiscard(sio.Stderr)
 	tctx, cancel := context.WithTimeout(ctx, timeout+timeoutGrace)
 	defer cancel()
 	cmd := d.command(tctx, s.cfg.CLI, "exec", s.id, "--timeout", seconds(timeout), "--", "sh", st.remotePath("cmd.sh"))
@@ -116,7 +118,7 @@ func (d *Daytona) run(ctx context.Context, s *session, st *staging, sio sandbox.
 		limit = -1
 	}
 	out := cliout.NewCap(limit)
-	tail := cliout.NewMarkerWriter(out.To(orDiscard(sio.Stdout)), st.mark)
+	tail := cliout.NewMarkerWriter(out.To(proc.OrDiscard(sio.Stdout)), st.mark)
 	var cliErr cliout.Tail
 	cmd.Stdout = tail
 	cmd.Stderr = io.MultiWriter(out.To(stderr), &cliErr)
@@ -174,23 +176,6 @@ func commandScript(dir string, env, argv []string, stdin, mark, synced string) s
 	fmt.Fprintf(&b, " <%s\n  s=$?\nelse\n  echo %s\n  s=127\nfi\n", q(stdin), q("sparrow: daytona: workdir "+dir+" does not exist in the sandbox"))
 	fmt.Fprintf(&b, "printf '\\n%%s%%d\\n' %s \"$s\"\nexit \"$s\"\n", q(mark))
 	return b.String()
-}
-
-// remoteDir maps a request's workdir into the sandbox: empty is the
-// workdir, relative is below it, absolute must be inside it.
-func remoteDir(root, dir string) (string, error) {
-	orig := dir
-	if dir == "" {
-		return root, nil
-	}
-	if !path.IsAbs(dir) {
-		dir = path.Join(root, dir)
-	}
-	dir = path.Clean(dir)
-	if dir != root && !strings.HasPrefix(dir, root+"/") {
-		return "", fmt.Errorf("workdir %q is outside the workspace %s", orig, root)
-	}
-	return dir, nil
 }
 
 // neverForward are plugin variables that never reach a command,

@@ -12,6 +12,8 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/sparrow-cli/sparrow/plugins/sandboxes/internal/proc"
+
 	"github.com/sparrow-cli/sparrow/sdk/sandbox"
 )
 
@@ -54,7 +56,7 @@ func (d *Docker) Exec(ctx context.Context, req sandbox.ExecRequest, sio sandbox.
 	if err := ctx.Err(); err != nil {
 		return sandbox.Exit{}, fmt.Errorf("docker: exec: %w", err)
 	}
-	stderr := orDiscard(sio.Stderr)
+	stderr := proc.OrDiscard(sio.Stderr)
 	refuse := func(format string, args ...any) (sandbox.Exit, error) {
 		fmt.Fprintf(stderr, "sparrow: docker: "+format+"\n", args...)
 		return sandbox.Exit{Code: sandbox.ExitUnsupported}, nil

@@ -13,6 +13,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/sparrow-cli/sparrow/plugins/sandboxes/internal/proc"
+
 	"github.com/sparrow-cli/sparrow/sdk/sandbox"
 )
 
@@ -42,7 +44,7 @@ var linuxSignals = map[string]int{"HUP": 1, "INT": 2, "QUIT": 3, "KILL": 9, "USR
 // signals and stops the command on cancel through `docker exec ... kill`,
 // and turns how the CLI ended into the command's exit.
 func (d *Docker) run(ctx context.Context, s *session, argv []string, mark string, sio sandbox.IO, timeout time.Duration, limit int64) (sandbox.Exit, error) {
-	stderr := orDiscard(sio.Stderr)
+	stderr := proc.OrDiscard(sio.Stderr)
 	out := &capped{left: limit}
 	outLock, errLock := &sync.Mutex{}, &sync.Mutex{}
 	if samePointer(sio.Stdout, sio.Stderr) {
@@ -52,7 +54,7 @@ func (d *Docker) run(ctx context.Context, s *session, argv []string, mark string
 	pids := make(chan int, 1)
 	filter := &pidFilter{mark: mark, dst: io.MultiWriter(out.to(stderr, errLock), &cliErr), found: pids}
 	cmd := d.command(context.Background(), s.cfg.Docker, argv...)
-	cmd.Stdout, cmd.Stderr = out.to(orDiscard(sio.Stdout), outLock), filter
+	cmd.Stdout, cmd.Stderr = out.to(proc.OrDiscard(sio.Stdout), outLock), filter
 	stdin, err := newStdin(cmd, sio.Stdin)
 	if err != nil {
 		return sandbox.Exit{}, err
@@ -371,10 +373,3 @@ func samePointer(a, b io.Writer) bool {
 type writerFunc func([]byte) (int, error)
 
 func (f writerFunc) Write(p []byte) (int, error) { return f(p) }
-
-func orDiscard(w io.Writer) io.Writer {
-	if w == nil {
-		return io.Discard
-	}
-	return w
-}

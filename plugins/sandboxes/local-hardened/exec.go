@@ -18,11 +18,6 @@ import (
 	"github.com/sparrow-cli/sparrow/sdk/sandbox/confine"
 )
 
-// baseEnv names the variables commands inherit from the plugin's own
-// environment (the ones its manifest declares), when the policy allows
-// them; everything else comes from the request.
-var baseEnv = []string{"PATH", "HOME", "LANG", "TERM", "USER"}
-
 // ctimeSlack covers the coarse clock file timestamps use: an entry made
 // just after the command started may carry a time slightly before it.
 const ctimeSlack = 20 * time.Millisecond
@@ -186,11 +181,6 @@ func (h *Hardened) spec(cfg settings, s *session, root, dir, home string, req sa
 	spec.ReadOnly = append(abs(cfg.ExtraRead), s.policy.ReadOnlyPaths...)
 	spec.Hidden = append(abs(cfg.DenyRead), s.policy.DenyRead...)
 	spec.Protected = append(abs(cfg.DenyWrite), s.policy.DenyWrite...)
-	for _, p := range append(append([]string{}, spec.ReadWrite...), spec.ReadOnly...) {
-		if _, err := os.Stat(p); err != nil {
-			errs = append(errs, fmt.Errorf("extra path %s does not exist", p))
-		}
-	}
 	if len(errs) > 0 {
 		return spec, errors.Join(errs...)
 	}
@@ -214,20 +204,11 @@ func pick(req, cfg int64) int64 {
 
 func diskLimit(cfg settings, l sandbox.Limits) int64 { return pick(l.DiskBytes, cfg.disk) }
 
-// env builds a command's environment: the base variables the policy
-// allows from the plugin's own environment, the request's on top, TMPDIR
-// the private /tmp. home is the HOME commands get, an empty private
-// directory.
+// env builds a command's environment: local's base variables that the
+// policy allows, TMPDIR the private /tmp, the request's on top. home is
+// the HOME commands get.
 func (h *Hardened) env(extra map[string]string, allow []string) (env []string, home string, err error) {
-	vals := map[string]string{}
-	for _, k := range baseEnv {
-		if len(allow) > 0 && !slices.Contains(allow, k) {
-			continue
-		}
-		if v := h.getenv(k); v != "" {
-			vals[k] = v
-		}
-	}
+	vals := local.BaseEnv(h.getenv, allow)
 	vals["TMPDIR"] = "/tmp"
 	if _, ok := vals["PATH"]; !ok {
 		vals["PATH"] = "/usr/local/bin:/usr/bin:/bin"

@@ -16,16 +16,24 @@ func baseEnv() []string { return []string{"PATH", "HOME", "LANG", "TERM", "TMPDI
 // those in the policy's allowlist, when it has one) overlaid with the
 // request's own. A name that cannot be put in an environment is an error.
 func (l *Local) env(extra map[string]string, allow []string) ([]string, error) {
+	return sandbox.MergeEnv(BaseEnv(l.getenv, allow), extra)
+}
+
+// BaseEnv reads the base variables a command inherits from the plugin's
+// own environment through getenv, only those in allow when it is not
+// empty; unset ones are left out. Backends built on this one overlay
+// their own and the request's.
+func BaseEnv(getenv func(string) string, allow []string) map[string]string {
 	vals := map[string]string{}
 	for _, k := range baseEnv() {
 		if len(allow) > 0 && !slices.Contains(allow, k) {
 			continue
 		}
-		if v := l.getenv(k); v != "" {
+		if v := getenv(k); v != "" {
 			vals[k] = v
 		}
 	}
-	return sandbox.MergeEnv(vals, extra)
+	return vals
 }
 
 // envValue returns key's value in env, or "".

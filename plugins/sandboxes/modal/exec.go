@@ -9,10 +9,12 @@ import (
 	"fmt"
 	"io"
 	"os/exec"
-	"path"
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/sparrow-cli/sparrow/plugins/sandboxes/internal/proc"
+	"github.com/sparrow-cli/sparrow/plugins/sandboxes/internal/remote"
 
 	"github.com/sparrow-cli/sparrow/sdk/sandbox"
 	"github.com/sparrow-cli/sparrow/sdk/sandbox/cliout"
@@ -55,7 +57,7 @@ func (m *Modal) Exec(ctx context.Context, req sandbox.ExecRequest, sio sandbox.I
 	if err := ctx.Err(); err != nil {
 		return sandbox.Exit{}, fmt.Errorf("modal: exec: %w", err)
 	}
-	stderr := orDiscard(sio.Stderr)
+	stderr := proc.OrDiscard(sio.Stderr)
 	refuse := func(format string, args ...any) (sandbox.Exit, error) {
 		fmt.Fprintf(stderr, "sparrow: modal: "+format+"\n", args...)
 		return sandbox.Exit{Code: sandbox.ExitUnsupported}, nil
@@ -69,7 +71,7 @@ func (m *Modal) Exec(ctx context.Context, req sandbox.ExecRequest, sio sandbox.I
 	if reason := m.unavailable(s.cfg); reason != "" {
 		return refuse("%s", reason)
 	}
-	dir, err := remoteDir(s.cfg.Workdir, req.Workdir)
+	dir, err := remote.Dir(s.cfg.Workdir, req.Workdir)
 	if err != nil {
 		return refuse("%v", err)
 	}
@@ -112,7 +114,7 @@ func (m *Modal) Exec(ctx context.Context, req sandbox.ExecRequest, sio sandbox.I
 
 // run starts the modal CLI and turns how it ended into the command's exit.
 func (m *Modal) run(ctx context.Context, s *session, argv []string, mark string, sio sandbox.IO, timeout time.Duration, limit int64) (sandbox.Exit, error) {
-	stderr := orDiscard(sio.Stderr)
+	stderr := proc.OrDiscard(sio.Stderr)
 	tctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	cmd := m.command(tctx, s.cfg.Modal, argv...)
@@ -127,7 +129,7 @@ func (m *Modal) run(ctx context.Context, s *session, argv []string, mark string,
 		limit = -1
 	}
 	out := cliout.NewCap(limit)
-	tail := cliout.NewMarkerWriter(out.To(orDiscard(sio.Stdout)), mark)
+	tail := cliout.NewMarkerWriter(out.To(proc.OrDiscard(sio.Stdout)), mark)
 	var cliErr cliout.Tail
 	cmd.Stdout = tail
 	cmd.Stderr = io.MultiWriter(out.To(stderr), &cliErr)
@@ -166,23 +168,6 @@ func cliFailure(err error, stderr, container string) error {
 		err = errors.New("exit status 0")
 	}
 	return fmt.Errorf("modal container exec %s ended (%v) without the command's exit status; is the container still running?", container, err)
-}
-
-// remoteDir maps a request's workdir into the container: empty is the
-// workdir, relative is below it, absolute must be inside it.
-func remoteDir(root, dir string) (string, error) {
-	orig := dir
-	if dir == "" {
-		return root, nil
-	}
-	if !path.IsAbs(dir) {
-		dir = path.Join(root, dir)
-	}
-	dir = path.Clean(dir)
-	if dir != root && !strings.HasPrefix(dir, root+"/") {
-		return "", fmt.Errorf("workdir %q is outside the workspace %s", orig, root)
-	}
-	return dir, nil
 }
 
 // neverForward are plugin variables that never reach a remote command,
@@ -243,12 +228,4 @@ func nonce() string {
 	b := make([]byte, 8)
 	_, _ = rand.Read(b)
 	return hex.EncodeToString(b)
-}
-
-// orDiscard is w, or a writer that discards when w is nil.
-func orDiscard(w io.Writer) io.Writer {
-	if w == nil {
-		return io.Discard
-	}
-	return w
 }

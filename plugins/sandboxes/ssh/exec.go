@@ -4,10 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"path"
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/sparrow-cli/sparrow/plugins/sandboxes/internal/proc"
+	"github.com/sparrow-cli/sparrow/plugins/sandboxes/internal/remote"
 
 	"github.com/sparrow-cli/sparrow/sdk/sandbox"
 )
@@ -42,7 +44,7 @@ func (b *SSH) Exec(ctx context.Context, req sandbox.ExecRequest, sio sandbox.IO)
 	if err := ctx.Err(); err != nil {
 		return sandbox.Exit{}, fmt.Errorf("ssh: exec: %w", err)
 	}
-	stderr := orDiscard(sio.Stderr)
+	stderr := proc.OrDiscard(sio.Stderr)
 	refuse := func(format string, args ...any) (sandbox.Exit, error) {
 		fmt.Fprintf(stderr, "sparrow: ssh: "+format+"\n", args...)
 		return sandbox.Exit{Code: sandbox.ExitUnsupported}, nil
@@ -53,7 +55,7 @@ func (b *SSH) Exec(ctx context.Context, req sandbox.ExecRequest, sio sandbox.IO)
 	if reason := b.unavailable(s.cfg); reason != "" {
 		return refuse("%s", reason)
 	}
-	dir, err := remoteDir(s.ws, req.Workdir)
+	dir, err := remote.Dir(s.ws, req.Workdir)
 	if err != nil {
 		return refuse("%v", err)
 	}
@@ -97,23 +99,6 @@ func (b *SSH) Exec(ctx context.Context, req sandbox.ExecRequest, sio sandbox.IO)
 		}
 	}
 	return exit, nil
-}
-
-// remoteDir maps a request's workdir into the workspace copy: empty is
-// its root, relative is below it, absolute must be inside it.
-func remoteDir(root, dir string) (string, error) {
-	orig := dir
-	if dir == "" {
-		return root, nil
-	}
-	if !path.IsAbs(dir) {
-		dir = path.Join(root, dir)
-	}
-	dir = path.Clean(dir)
-	if dir != root && !strings.HasPrefix(dir, root+"/") {
-		return "", fmt.Errorf("workdir %q is outside the workspace %s", orig, root)
-	}
-	return dir, nil
 }
 
 // baseEnv are the remote login's variables a command keeps: remoteEnv,

@@ -4,6 +4,8 @@ import (
 	"io"
 	"reflect"
 	"sync"
+
+	"github.com/sparrow-cli/sparrow/plugins/sandboxes/internal/proc"
 )
 
 // capped counts a command's stdout and stderr against one cap and drops
@@ -23,7 +25,7 @@ func (c *capped) writers(stdout, stderr io.Writer) (io.Writer, io.Writer) {
 	if samePointer(stdout, stderr) {
 		errLock = outLock
 	}
-	return c.to(orDiscard(stdout), outLock), c.to(orDiscard(stderr), errLock)
+	return c.to(proc.OrDiscard(stdout), outLock), c.to(proc.OrDiscard(stderr), errLock)
 }
 
 func (c *capped) to(dst io.Writer, lock *sync.Mutex) io.Writer {
@@ -73,10 +75,3 @@ func samePointer(a, b io.Writer) bool {
 type writerFunc func([]byte) (int, error)
 
 func (f writerFunc) Write(p []byte) (int, error) { return f(p) }
-
-func orDiscard(w io.Writer) io.Writer {
-	if w == nil {
-		return io.Discard
-	}
-	return w
-}

@@ -12,6 +12,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/sparrow-cli/sparrow/plugins/sandboxes/internal/proc"
+
 	"github.com/sparrow-cli/sparrow/sdk/sandbox"
 )
 
@@ -25,7 +27,7 @@ const killGrace = 2 * time.Second
 // signals, the timeout and cancellation reach the remote command's
 // process group through a second ssh (see stopper).
 func (b *SSH) run(ctx context.Context, s *session, tag, remote string, sio sandbox.IO, timeout time.Duration, limit int64) sandbox.Exit {
-	stderr := orDiscard(sio.Stderr)
+	stderr := proc.OrDiscard(sio.Stderr)
 	out := &capped{left: limit}
 	var tail tailBuffer
 	cmd := b.command(context.Background(), s.cfg, s.control, asClient, nil, remote)

@@ -7,10 +7,12 @@ import (
 	"io"
 	"os"
 	"os/exec"
-	"path"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/sparrow-cli/sparrow/plugins/sandboxes/internal/proc"
+	"github.com/sparrow-cli/sparrow/plugins/sandboxes/internal/remote"
 
 	"github.com/sparrow-cli/sparrow/sdk/sandbox"
 	"github.com/sparrow-cli/sparrow/sdk/sandbox/cliout"
@@ -52,7 +54,7 @@ func (v *Vercel) Exec(ctx context.Context, req sandbox.ExecRequest, sio sandbox.
 	if err := ctx.Err(); err != nil {
 		return sandbox.Exit{}, fmt.Errorf("vercel-sandbox: exec: %w", err)
 	}
-	stderr := orDiscard(sio.Stderr)
+	stderr := proc.OrDiscard(sio.Stderr)
 	refuse := func(format string, args ...any) (sandbox.Exit, error) {
 		fmt.Fprintf(stderr, "sparrow: vercel-sandbox: "+format+"\n", args...)
 		return sandbox.Exit{Code: sandbox.ExitUnsupported}, nil
@@ -66,7 +68,7 @@ func (v *Vercel) Exec(ctx context.Context, req sandbox.ExecRequest, sio sandbox.
 	if reason := v.unavailable(s.cfg); reason != "" {
 		return refuse("%s", reason)
 	}
-	dir, err := remoteDir(s.cfg.Workdir, req.Workdir)
+	dir, err := remote.Dir(s.cfg.Workdir, req.Workdir)
 	if err != nil {
 		return refuse("%v", err)
 	}
@@ -122,7 +124,7 @@ func (v *Vercel) Exec(ctx context.Context, req sandbox.ExecRequest, sio sandbox.
 // CLI echoes the remote command line to stderr first
 // (`$ COMMAND ARGS...`, src/util/print-command.ts); that line is dropped.
 func (v *Vercel) run(ctx context.Context, s *session, args, remote []string, mark string, sio sandbox.IO, timeout time.Duration, limit int64) sandbox.Exit {
-	stderr := orDiscard(sio.Stderr)
+	stderr := proc.OrDiscard(sio.Stderr)
 	lctx, lcancel := context.WithCancelCause(ctx)
 	defer lcancel(nil)
 	tctx, cancel := context.WithTimeout(lctx, timeout+timeoutGrace)
@@ -132,7 +134,7 @@ func (v *Vercel) run(ctx context.Context, s *session, args, remote []string, mar
 		limit = -1
 	}
 	out := cliout.NewCap(limit)
-	tail := cliout.NewMarkerWriter(out.To(orDiscard(sio.Stdout)), mark)
+	tail := cliout.NewMarkerWriter(out.To(proc.OrDiscard(sio.Stdout)), mark)
 	var cliErr cliout.Tail
 	echo := &echoFilter{echo: []byte("$ " + strings.Join(remote, " ") + "\n"),
 		dst: io.MultiWriter(out.To(stderr), &cliErr, &loginWatch{hit: func() { lcancel(errLoginPrompt) }})}
@@ -177,23 +179,6 @@ func cliFailure(err error, stderr, name string) error {
 		err = errors.New("exit status 0")
 	}
 	return fmt.Errorf("sandbox exec %s ended (%v) without the command's exit status; is the sandbox still running (its lifetime is `timeout`)?", name, err)
-}
-
-// remoteDir maps a request's workdir into the sandbox: empty is the
-// workdir, relative is below it, absolute must be inside it.
-func remoteDir(root, dir string) (string, error) {
-	orig := dir
-	if dir == "" {
-		return root, nil
-	}
-	if !path.IsAbs(dir) {
-		dir = path.Join(root, dir)
-	}
-	dir = path.Clean(dir)
-	if dir != root && !strings.HasPrefix(dir, root+"/") {
-		return "", fmt.Errorf("workdir %q is outside the workspace %s", orig, root)
-	}
-	return dir, nil
 }
 
 // neverForward are plugin variables that never reach a command,

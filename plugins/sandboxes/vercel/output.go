@@ -5,14 +5,6 @@ import (
 	"io"
 )
 
-// orDiscard is w, or a writer that discards when w is nil.
-func orDiscard(w io.Writer) io.Writer {
-	if w == nil {
-		return io.Discard
-	}
-	return w
-}
-
 // echoFilter drops the command line the CLI echoes to stderr before it
 // runs a command. It holds stderr back until the echo has gone by (it
 // comes first) or cannot be coming any more, then passes everything on.

@@ -286,7 +286,7 @@ func (c *Cmd) bwrapArgs(spec Spec, userns bool, plan *initPlan) ([]string, error
 			return nil, fmt.Errorf("confine: path %q is not absolute", b.path)
 		}
 		if _, err := os.Stat(b.path); err != nil {
-			return nil, fmt.Errorf("confine: %w", err)
+			return nil, fmt.Errorf("confine: path %s cannot be shown to the command: %w", b.path, errors.Unwrap(err))
 		}
 		if b.rw {
 			a = append(a, "--bind", b.path, b.path)

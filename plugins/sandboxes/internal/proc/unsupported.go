@@ -5,27 +5,11 @@ package proc
 import (
 	"context"
 	"fmt"
-	"io"
 	"os/exec"
 	"syscall"
-	"time"
 
 	"github.com/sparrow-cli/sparrow/sdk/sandbox"
 )
-
-// KillGrace is how long a command gets between SIGTERM and SIGKILL.
-const KillGrace = 2 * time.Second
-
-// Options say how Run runs one command; see the Unix build.
-type Options struct {
-	Backend      string
-	Timeout      time.Duration
-	Limit        int64
-	Tap          io.Writer
-	Live         *Groups
-	Relay        bool
-	StartFailure int
-}
 
 // Attr is nil: there are no process groups here.
 func Attr() *syscall.SysProcAttr { return nil }
