@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/tetratelabs/wazero"
+	"github.com/tetratelabs/wazero/experimental/sysfs"
 	"github.com/tetratelabs/wazero/sys"
 )
 
@@ -25,14 +26,26 @@ const (
 
 // Call is one invocation of a module.
 type Call struct {
+	// Tool is the name of the tool being called: the guest's argv[0], the
+	// request's "tool" field, and the name in errors. One module may serve
+	// several tools and dispatch on it. Empty means the module's name.
+	Tool string
 	// Args are the tool's arguments, a JSON value (normally an object);
 	// empty means {}.
 	Args json.RawMessage
 	// Workspace is the host directory mounted at /workspace, the guest's
 	// only directory. Empty means the guest sees no file system at all.
 	Workspace string
-	// Writable mounts the workspace read-write; otherwise it is read-only.
+	// Writable mounts the workspace read-write; otherwise it is read-only
+	// and every change is refused (EROFS).
 	Writable bool
+	// Hide reports whether a workspace path is hidden from the guest. It
+	// gets a cleaned, slash-separated path relative to the workspace
+	// (".env", "src/.env", ".git/config"), is asked about every directory
+	// on the way to a path and every element of a symbolic link's target,
+	// and a hidden path cannot be opened, listed, created, linked, or
+	// renamed to or from (see the package doc). nil hides nothing.
+	Hide func(rel string) bool
 	// Timeout is the wall-time limit; zero means DefaultTimeout.
 	Timeout time.Duration
 	// MaxOutputBytes caps stdout; zero means DefaultMaxOutputBytes.
@@ -58,6 +71,7 @@ const guestWorkspace = "/workspace"
 
 // request is the JSON object the guest reads on stdin.
 type request struct {
+	Tool      string          `json:"tool"`
 	Args      json.RawMessage `json:"args"`
 	Workspace string          `json:"workspace,omitempty"`
 }
@@ -90,19 +104,18 @@ func (m *Module) Call(ctx context.Context, c Call) (Result, error) {
 
 	cfg := wazero.NewModuleConfig().
 		WithName(""). // anonymous: many instances may run at once
-		WithArgs(m.name).
+		WithArgs(c.Tool).
 		WithStdin(bytes.NewReader(stdin)).
 		WithStdout(stdout).
 		WithStderr(stderr).
 		WithStartFunctions("_start")
 	if c.Workspace != "" {
-		fs := wazero.NewFSConfig()
-		if c.Writable {
-			fs = fs.WithDirMount(c.Workspace, guestWorkspace)
-		} else {
-			fs = fs.WithReadOnlyDirMount(c.Workspace, guestWorkspace)
+		ws, err := openWorkspace(c.Workspace, c.Writable, c.Hide)
+		if err != nil {
+			return Result{}, fmt.Errorf("tool %s: workspace: %w", c.Tool, err)
 		}
-		cfg = cfg.WithFSConfig(fs)
+		defer ws.Close() // after the instance, which closes the guest's files
+		cfg = cfg.WithFSConfig(wazero.NewFSConfig().(sysfs.FSConfig).WithSysFSMount(ws, guestWorkspace))
 	}
 	if m.grants.Clock {
 		// Sleeps end early when the call is stopped, so a sleeping guest
@@ -128,12 +141,15 @@ func (m *Module) Call(ctx context.Context, c Call) (Result, error) {
 	if err := m.classify(ctx, c, runErr, stdout, stderr, mem, limitErrs{errOutput, errTimeLimit}); err != nil {
 		return Result{}, err
 	}
-	return m.parse(stdout.buf.Bytes(), stderr.String())
+	return parse(c.Tool, stdout.buf.Bytes(), stderr.String())
 }
 
 // prepare fills in defaults, checks the call against the module and the
 // runtime, and builds the request.
 func (m *Module) prepare(c Call) (Call, []byte, error) {
+	if c.Tool == "" {
+		c.Tool = m.name
+	}
 	if c.Timeout <= 0 {
 		c.Timeout = DefaultTimeout
 	}
@@ -145,33 +161,33 @@ func (m *Module) prepare(c Call) (Call, []byte, error) {
 	case c.MaxMemoryPages == 0:
 		c.MaxMemoryPages = ceiling
 	case c.MaxMemoryPages > ceiling:
-		return c, nil, fmt.Errorf("tool %s: MaxMemoryPages %d is above the runtime's MaxMemoryPages %d", m.name, c.MaxMemoryPages, ceiling)
+		return c, nil, fmt.Errorf("tool %s: MaxMemoryPages %d is above the runtime's MaxMemoryPages %d", c.Tool, c.MaxMemoryPages, ceiling)
 	}
 	if m.minPages > c.MaxMemoryPages {
-		return c, nil, fmt.Errorf("tool %s: needs %d memory pages at start, above its limit of %d", m.name, m.minPages, c.MaxMemoryPages)
+		return c, nil, fmt.Errorf("tool %s: needs %d memory pages at start, above its limit of %d", c.Tool, m.minPages, c.MaxMemoryPages)
 	}
-	req := request{Args: c.Args}
+	req := request{Tool: c.Tool, Args: c.Args}
 	if len(bytes.TrimSpace(req.Args)) == 0 {
 		req.Args = json.RawMessage("{}")
 	} else if !json.Valid(req.Args) {
-		return c, nil, fmt.Errorf("tool %s: arguments are not valid JSON", m.name)
+		return c, nil, fmt.Errorf("tool %s: arguments are not valid JSON", c.Tool)
 	}
 	if c.Workspace != "" {
 		abs, err := filepath.Abs(c.Workspace)
 		if err != nil {
-			return c, nil, fmt.Errorf("tool %s: workspace: %w", m.name, err)
+			return c, nil, fmt.Errorf("tool %s: workspace: %w", c.Tool, err)
 		}
 		if fi, err := os.Stat(abs); err != nil {
-			return c, nil, fmt.Errorf("tool %s: workspace: %w", m.name, err)
+			return c, nil, fmt.Errorf("tool %s: workspace: %w", c.Tool, err)
 		} else if !fi.IsDir() {
-			return c, nil, fmt.Errorf("tool %s: workspace %s is not a directory", m.name, abs)
+			return c, nil, fmt.Errorf("tool %s: workspace %s is not a directory", c.Tool, abs)
 		}
 		c.Workspace = abs
 		req.Workspace = guestWorkspace
 	}
 	stdin, err := json.Marshal(req)
 	if err != nil {
-		return c, nil, fmt.Errorf("tool %s: encode request: %w", m.name, err)
+		return c, nil, fmt.Errorf("tool %s: encode request: %w", c.Tool, err)
 	}
 	return c, stdin, nil
 }
@@ -185,7 +201,7 @@ type limitErrs struct{ output, time error }
 // made the guest exit or trap.
 func (m *Module) classify(ctx context.Context, c Call, runErr error, stdout *cappedWriter, stderr *tailWriter, mem *limitedMemory, limits limitErrs) error {
 	fail := func(kind ErrorKind, detail string) error {
-		return &CallError{Tool: m.name, Kind: kind, Detail: detail, Stderr: stderr.String(), Err: runErr}
+		return &CallError{Tool: c.Tool, Kind: kind, Detail: detail, Stderr: stderr.String(), Err: runErr}
 	}
 	switch {
 	case stdout.overflow:
@@ -206,11 +222,11 @@ func (m *Module) classify(ctx context.Context, c Call, runErr error, stdout *cap
 	return fail(KindTrap, "trapped: "+runErr.Error())
 }
 
-// parse checks stdout against the ABI: exactly one JSON object with string
-// fields output and error.
-func (m *Module) parse(stdout []byte, stderr string) (Result, error) {
+// parse checks the stdout of a call of tool against the ABI: exactly one
+// JSON object with string fields output and error.
+func parse(tool string, stdout []byte, stderr string) (Result, error) {
 	bad := func(detail string) (Result, error) {
-		return Result{}, &CallError{Tool: m.name, Kind: KindBadResult, Detail: detail, Stderr: stderr}
+		return Result{}, &CallError{Tool: tool, Kind: KindBadResult, Detail: detail, Stderr: stderr}
 	}
 	trimmed := bytes.TrimSpace(stdout)
 	if len(trimmed) == 0 {

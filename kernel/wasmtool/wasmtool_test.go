@@ -96,7 +96,7 @@ func loadTool(t testing.TB, opts Options, grants Grants) *Module {
 
 // workspace returns a workspace directory holding files, inside a parent
 // that holds outside.txt.
-func workspace(t *testing.T, files map[string]string) string {
+func workspace(t testing.TB, files map[string]string) string {
 	t.Helper()
 	parent := t.TempDir()
 	if err := os.WriteFile(filepath.Join(parent, "outside.txt"), []byte("secret"), 0o644); err != nil {

@@ -1,12 +1,15 @@
 // Command tool is the test guest for package wasmtool: one WASM tool whose
-// "mode" argument picks a behaviour, good or bad.
+// "mode" argument picks a behaviour, good or bad. Called as "rawrequest"
+// (argv[0]), it returns its request verbatim instead.
 package main
 
 import (
 	"crypto/rand"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path"
 	"strings"
@@ -20,9 +23,13 @@ type args struct {
 	Mode string `json:"mode"`
 	Path string `json:"path,omitempty"`
 	Text string `json:"text,omitempty"`
+	Ops  []fsOp `json:"ops,omitempty"`
 }
 
 func main() {
+	if len(os.Args) > 0 && os.Args[0] == "rawrequest" {
+		rawRequest()
+	}
 	wasm.Run(func(req wasm.Request) (string, error) {
 		var a args
 		if err := req.Decode(&a); err != nil {
@@ -40,6 +47,8 @@ func main() {
 			return string(b), err
 		case "rawdotdot": // bypass Go's path cleaning: path_open on the preopen itself
 			return "", rawOpen(a.Path)
+		case "fs": // a script of file-system calls, one result line each
+			return runOps(req.Workspace, a.Ops), nil
 		case "write":
 			return "wrote", os.WriteFile(path.Join(req.Workspace, a.Path), []byte(a.Text), 0o644)
 		case "env":
@@ -86,4 +95,16 @@ func rawOpen(p string) error {
 		return fmt.Errorf("path_open %s: errno %d", p, errno)
 	}
 	return errors.New("path_open " + p + ": succeeded")
+}
+
+// rawRequest answers with the request exactly as read from stdin, without
+// the sdk's decoding, so the host's encoding can be checked.
+func rawRequest() {
+	b, err := io.ReadAll(os.Stdin)
+	if err != nil {
+		os.Exit(1)
+	}
+	out, _ := json.Marshal(map[string]string{"output": string(b)})
+	_, _ = os.Stdout.Write(out)
+	os.Exit(0)
 }
