@@ -19,8 +19,12 @@ TAGS    := grpcnotrace
 BUF     := $(GO) run github.com/bufbuild/buf/cmd/buf@v1.61.0
 
 # Every first-party plugin is a directory plugins/<kind>s/<name>/ holding
-# plugin.hcl and cmd/<entry>/main.go.
+# plugin.hcl and cmd/<entry>/main.go. A WASM plugin (runtime = "wasm") is
+# built for GOOS=wasip1 GOARCH=wasm into its manifest's entry:
+# cmd/search/ becomes search.wasm for entry = "search.wasm".
 PLUGIN_MANIFESTS := $(wildcard plugins/*/*/plugin.hcl)
+# manifest_attr FILE NAME prints the first top-level string NAME = "..." of FILE.
+manifest_attr = sed -nE 's/^[[:space:]]*$(2)[[:space:]]*=[[:space:]]*"([^"]*)".*/\1/p' $(1) | head -n 1
 
 # `make dist` cross-builds for these (CGO_ENABLED=0) and signs with
 # $SPARROW_RELEASE_KEY when set, else with a build key in dist/.
@@ -37,14 +41,20 @@ sparrow:
 
 plugins:
 	@set -e; for m in $(PLUGIN_MANIFESTS); do \
-	  dir=$$(dirname $$m); name=$$(basename $$dir); \
-	  mkdir -p bin/plugins/$$name; \
-	  for c in $$dir/cmd/*/; do \
-	    entry=$$(basename $$c); \
-	    echo "  plugin $$name: $$entry"; \
-	    $(GO) build -trimpath -tags $(TAGS) -ldflags "$(LDFLAGS)" -o bin/plugins/$$name/$$entry ./$$c; \
-	  done; \
-	  cp $$m bin/plugins/$$name/plugin.hcl; \
+	  dir=$$(dirname $$m); name=$$(basename $$dir); out=bin/plugins/$$name; \
+	  mkdir -p $$out; \
+	  if [ "$$($(call manifest_attr,$$m,runtime))" = wasm ]; then \
+	    entry=$$($(call manifest_attr,$$m,entry)); \
+	    echo "  plugin $$name: $$entry (wasm)"; \
+	    GOOS=wasip1 GOARCH=wasm $(GO) build -trimpath -ldflags "$(LDFLAGS)" -o $$out/$$entry ./$$dir/cmd/$${entry%.wasm}; \
+	  else \
+	    for c in $$dir/cmd/*/; do \
+	      entry=$$(basename $$c); \
+	      echo "  plugin $$name: $$entry"; \
+	      $(GO) build -trimpath -tags $(TAGS) -ldflags "$(LDFLAGS)" -o $$out/$$entry ./$$c; \
+	    done; \
+	  fi; \
+	  cp $$m $$out/plugin.hcl; \
 	done
 
 test: build test-sdk test-kernel test-plugins test-cli proto-check

@@ -1,7 +1,9 @@
 // Command sparrow-dist is `make dist`: it cross-builds every first-party
 // plugin (plugins/<kind>s/<name>/, entry in cmd/<entry>/) for each
 // platform, lays the builds out as `sparrow plugin package` expects and
-// packages them into one signed mirror (docs/publishing-plugins.md).
+// packages them into one signed mirror (docs/publishing-plugins.md). A
+// WASM plugin (runtime = "wasm", entry <cmd>.wasm built from cmd/<cmd>/)
+// is built once, for GOOS=wasip1 GOARCH=wasm: its one platform is "wasm".
 //
 // The signing key is $SPARROW_RELEASE_KEY when set (a release), else a key
 // made for the build in OUT/sparrow-build-key and reused by later runs
@@ -69,9 +71,37 @@ func main() {
 
 // firstParty is one plugin of the repository.
 type firstParty struct {
-	name, dir, entry string
+	// entry is the file the manifest names; cmd is the directory under
+	// dir/cmd/ it is built from.
+	name, dir, entry, cmd string
+	// wasm: runtime = "wasm", built once for wasip1/wasm.
+	wasm bool
 	// shared are the files beside plugin.hcl that every archive carries.
 	shared []string
+}
+
+// target is one build of a plugin.
+type target struct {
+	// platform is "os/arch", or "wasm" for a WASM plugin.
+	platform     string
+	goos, goarch string
+	// out is the build's path below the plugin's staging directory:
+	// <os>_<arch>/<entry>, or <entry> for WASM (the module sits beside
+	// plugin.hcl).
+	out string
+}
+
+// targets are the builds of p for the given "os/arch" platforms.
+func (p firstParty) targets(platforms []string) []target {
+	if p.wasm {
+		return []target{{platform: plugintrust.PlatformWASM, goos: "wasip1", goarch: "wasm", out: p.entry}}
+	}
+	var ts []target
+	for _, plat := range platforms {
+		goos, goarch, _ := strings.Cut(plat, "/")
+		ts = append(ts, target{platform: plat, goos: goos, goarch: goarch, out: filepath.Join(goos+"_"+goarch, p.entry)})
+	}
+	return ts
 }
 
 func run(ctx context.Context, cfg config) error {
@@ -122,8 +152,18 @@ func run(ctx context.Context, cfg config) error {
 		return err
 	}
 	pub := key.Public()
-	fmt.Fprintf(cfg.Stdout, "\n%s × %s in %s: %.1f MiB, in %s (builds %s).\n",
-		plural(len(plugins), "plugin"), plural(len(cfg.Platforms), "platform"), mirror, float64(size)/(1<<20),
+	wasm := 0
+	for _, p := range plugins {
+		if p.wasm {
+			wasm++
+		}
+	}
+	once := ""
+	if wasm > 0 {
+		once = fmt.Sprintf(" (%d WASM, built once)", wasm)
+	}
+	fmt.Fprintf(cfg.Stdout, "\n%s%s × %s in %s: %.1f MiB, in %s (builds %s).\n",
+		plural(len(plugins), "plugin"), once, plural(len(cfg.Platforms), "platform"), mirror, float64(size)/(1<<20),
 		time.Since(start).Round(100*time.Millisecond), built.Round(100*time.Millisecond))
 	fmt.Fprintf(cfg.Stdout, "Signed by %s\n  public key:  %s\n  fingerprint: %s\n", keyNote, pub, pub.Fingerprint())
 	abs, err := filepath.Abs(mirror)
@@ -155,10 +195,13 @@ func findPlugins(root string) ([]firstParty, error) {
 		}
 		dir := filepath.Dir(mpath)
 		entry := filepath.Base(m.Entry)
-		if _, err := os.Stat(filepath.Join(dir, "cmd", entry)); err != nil {
-			return nil, fmt.Errorf("%s: entry %s has no cmd/%s/ to build", mpath, entry, entry)
+		p := firstParty{name: m.Name, dir: dir, entry: entry, cmd: entry, wasm: m.Runtime == pluginhost.RuntimeWASM}
+		if p.wasm {
+			p.cmd = strings.TrimSuffix(entry, ".wasm")
 		}
-		p := firstParty{name: m.Name, dir: dir, entry: entry}
+		if _, err := os.Stat(filepath.Join(dir, "cmd", p.cmd)); err != nil {
+			return nil, fmt.Errorf("%s: entry %s has no cmd/%s/ to build", mpath, entry, p.cmd)
+		}
 		for _, f := range []string{"README.md", "LICENSE"} {
 			if _, err := os.Stat(filepath.Join(dir, f)); err == nil {
 				p.shared = append(p.shared, f)
@@ -197,8 +240,9 @@ func signingKey(cfg config) (plugintrust.PrivateKey, string, error) {
 }
 
 // buildAll cross-builds every plugin for every platform into
-// staging/<name>/<os>_<arch>/<entry>, cfg.Jobs at a time; the first
-// failure cancels the rest.
+// staging/<name>/<os>_<arch>/<entry> (a WASM plugin once, into
+// staging/<name>/<entry>), cfg.Jobs at a time; the first failure cancels
+// the rest.
 func buildAll(ctx context.Context, cfg config, plugins []firstParty, staging string) error {
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
@@ -207,7 +251,7 @@ func buildAll(ctx context.Context, cfg config, plugins []firstParty, staging str
 	var mu sync.Mutex
 	var errs []error
 	for _, p := range plugins {
-		for _, plat := range cfg.Platforms {
+		for _, t := range p.targets(cfg.Platforms) {
 			wg.Go(func() {
 				select {
 				case sem <- struct{}{}:
@@ -215,7 +259,7 @@ func buildAll(ctx context.Context, cfg config, plugins []firstParty, staging str
 					return
 				}
 				defer func() { <-sem }()
-				if err := build(ctx, cfg, p, plat, staging); err != nil {
+				if err := build(ctx, cfg, p, t, staging); err != nil {
 					mu.Lock()
 					errs = append(errs, err)
 					mu.Unlock()
@@ -231,9 +275,8 @@ func buildAll(ctx context.Context, cfg config, plugins []firstParty, staging str
 	return context.Cause(ctx)
 }
 
-func build(ctx context.Context, cfg config, p firstParty, platform, staging string) error {
-	goos, goarch, _ := strings.Cut(platform, "/")
-	out, err := filepath.Abs(filepath.Join(staging, p.name, goos+"_"+goarch, p.entry))
+func build(ctx context.Context, cfg config, p firstParty, t target, staging string) error {
+	out, err := filepath.Abs(filepath.Join(staging, p.name, t.out))
 	if err != nil {
 		return err
 	}
@@ -244,18 +287,18 @@ func build(ctx context.Context, cfg config, p firstParty, platform, staging stri
 	if cfg.LDFlags != "" {
 		args = append(args, "-ldflags", cfg.LDFlags)
 	}
-	args = append(args, "./cmd/"+p.entry)
+	args = append(args, "./cmd/"+p.cmd)
 	cmd := exec.CommandContext(ctx, cfg.Go, args...)
 	cmd.Dir = p.dir
-	cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOOS="+goos, "GOARCH="+goarch)
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOOS="+t.goos, "GOARCH="+t.goarch)
 	msg, err := cmd.CombinedOutput()
 	if err != nil {
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
-		return fmt.Errorf("build %s for %s: %v\n%s", p.name, platform, err, msg)
+		return fmt.Errorf("build %s for %s: %v\n%s", p.name, t.platform, err, msg)
 	}
-	fmt.Fprintf(cfg.Stdout, "  built %s for %s\n", p.name, platform)
+	fmt.Fprintf(cfg.Stdout, "  built %s for %s\n", p.name, t.platform)
 	return nil
 }
 

@@ -1,8 +1,11 @@
 package main
 
 import (
+	"archive/tar"
 	"bytes"
+	"compress/gzip"
 	"context"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -13,7 +16,8 @@ import (
 	"github.com/sparrow-cli/sparrow/kernel/plugintrust"
 )
 
-// fakeRepo is a repository with one plugin laid out like plugins/.
+// fakeRepo is a repository with a gRPC plugin and a WASM plugin laid out
+// like plugins/.
 func fakeRepo(t *testing.T) string {
 	t.Helper()
 	root := t.TempDir()
@@ -31,7 +35,22 @@ func fakeRepo(t *testing.T) string {
 		"plugins/tools/tiny/tiny.go":                  "package tiny\n",
 		"plugins/tools/tiny/cmd/sparrow-tiny/main.go": "package main\n\nfunc main() {}\n",
 		"plugins/tools/notaplugin/cmd/helper/main.go": "package main\n\nfunc main() {}\n",
-		"plugins/providers/README.md":                 "not a plugin\n",
+		"plugins/tools/wee/plugin.hcl": `plugin "wee" {
+  kind       = "tool"
+  version    = "0.3.0"
+  sdk        = ">= 0.1.0, < 0.2.0"
+  runtime    = "wasm"
+  entry      = "wee.wasm"
+  components = ["wee"]
+  tool "wee" {
+    risk         = "read-only"
+    description  = "A tiny WASM tool."
+    input_schema = { type = "object" }
+  }
+}
+`,
+		"plugins/tools/wee/cmd/wee/main.go": "package main\n\nfunc main() {}\n",
+		"plugins/providers/README.md":       "not a plugin\n",
 	}
 	for name, content := range files {
 		p := filepath.Join(root, filepath.FromSlash(name))
@@ -53,7 +72,11 @@ func TestDist(t *testing.T) {
 	root := fakeRepo(t)
 	out := filepath.Join(t.TempDir(), "dist")
 	platform := runtime.GOOS + "/" + runtime.GOARCH
-	cfg := config{Root: root, Out: out, Platforms: []string{platform}, Go: "go", LDFlags: "-s -w", Jobs: 2}
+	other := "linux/arm64"
+	if platform == other {
+		other = "linux/amd64"
+	}
+	cfg := config{Root: root, Out: out, Platforms: []string{platform, other}, Go: "go", LDFlags: "-s -w", Jobs: 2}
 
 	var stdout bytes.Buffer
 	cfg.Stdout = &stdout
@@ -78,6 +101,27 @@ func TestDist(t *testing.T) {
 	first, err := os.ReadFile(archive)
 	if err != nil {
 		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, plugintrust.ArchiveName("tiny", "1.2.3", other))); err != nil {
+		t.Errorf("no %s archive of the gRPC plugin: %v", other, err)
+	}
+
+	// The WASM plugin is built once, whatever the platforms, into one
+	// "wasm" archive holding the module beside plugin.hcl.
+	if n := strings.Count(stdout.String(), "built wee for"); n != 1 || !strings.Contains(stdout.String(), "built wee for wasm") {
+		t.Errorf("the WASM plugin was built %d times, want once for wasm:\n%s", n, stdout.String())
+	}
+	weeDir := filepath.Join(out, "mirror", "wee", "0.3.0")
+	verify(t, weeDir, "wee_0.3.0_manifest.json", pub)
+	weeArchives, _ := filepath.Glob(filepath.Join(weeDir, "*.tar.gz"))
+	if want := filepath.Join(weeDir, plugintrust.ArchiveName("wee", "0.3.0", plugintrust.PlatformWASM)); len(weeArchives) != 1 || weeArchives[0] != want {
+		t.Errorf("wee archives %v, want only %s", weeArchives, want)
+	}
+	if module := archiveFile(t, filepath.Join(weeDir, plugintrust.ArchiveName("wee", "0.3.0", plugintrust.PlatformWASM)), "wee.wasm"); !bytes.HasPrefix(module, []byte("\x00asm")) {
+		t.Errorf("wee.wasm in the archive is not a WebAssembly module (%d bytes)", len(module))
+	}
+	if !strings.Contains(stdout.String(), "2 plugins (1 WASM, built once) × 2 platforms") {
+		t.Errorf("the summary does not count the WASM plugin apart:\n%s", stdout.String())
 	}
 	if _, err := os.Stat(filepath.Join(out, ".staging")); !os.IsNotExist(err) {
 		t.Errorf("staging left behind: %v", err)
@@ -125,6 +169,34 @@ func TestDistFailsOnABrokenBuild(t *testing.T) {
 	err := run(context.Background(), cfg)
 	if err == nil || !strings.Contains(err.Error(), "build tiny for") || !strings.Contains(err.Error(), "undefined") {
 		t.Fatalf("err = %v, want the build failure with the compiler's message", err)
+	}
+}
+
+// archiveFile returns the content of the file name in a .tar.gz archive.
+func archiveFile(t *testing.T, archive, name string) []byte {
+	t.Helper()
+	f, err := os.Open(archive)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	gz, err := gzip.NewReader(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr := tar.NewReader(gz)
+	for {
+		h, err := tr.Next()
+		if err != nil {
+			t.Fatalf("%s: no %s: %v", archive, name, err)
+		}
+		if h.Name == name {
+			data, err := io.ReadAll(tr)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return data
+		}
 	}
 }
 

@@ -6,6 +6,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
+	"slices"
+	"strings"
 )
 
 // WorkspaceDir is where the host mounts the workspace inside the guest. It
@@ -14,6 +17,9 @@ const WorkspaceDir = "/workspace"
 
 // Request is the one JSON object a tool reads on stdin.
 type Request struct {
+	// Tool is the name of the tool called, the same as argv[0]. A module
+	// serving several tools dispatches on it (see HandleTools).
+	Tool string `json:"tool"`
 	// Args are the tool's arguments, as the model sent them and the gate
 	// allowed them: a JSON object matching the tool's schema.
 	Args json.RawMessage `json:"args"`
@@ -32,7 +38,7 @@ func (r Request) Decode(v any) error {
 	dec := json.NewDecoder(bytes.NewReader(args))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(v); err != nil {
-		return fmt.Errorf("decode arguments: %w", err)
+		return fmt.Errorf("arguments: %w", err)
 	}
 	return nil
 }
@@ -58,10 +64,52 @@ func Handle(r io.Reader, w io.Writer, fn Func) error {
 	if fn == nil {
 		return errors.New("wasm: nil tool function")
 	}
+	return serve(r, w, func(Request) (Func, error) { return fn, nil })
+}
+
+// HandleTools is Handle for a module that serves several tools: it calls
+// the function of the tool the request names. A request naming no tool or
+// one missing from tools is a protocol failure (the host called a module
+// that does not serve the tool, a packaging mistake) and nothing is
+// written to w.
+func HandleTools(r io.Reader, w io.Writer, tools map[string]Func) error {
+	return handleTools(r, w, tools, "")
+}
+
+// handleTools is HandleTools with fallback as the tool's name when the
+// request has none (a host older than the "tool" field: argv[0] names it).
+func handleTools(r io.Reader, w io.Writer, tools map[string]Func, fallback string) error {
+	if len(tools) == 0 {
+		return errors.New("wasm: no tools to serve")
+	}
+	return serve(r, w, func(req Request) (Func, error) {
+		name := req.Tool
+		if name == "" {
+			name = fallback
+		}
+		known := strings.Join(slices.Sorted(maps.Keys(tools)), ", ")
+		fn, ok := tools[name]
+		switch {
+		case name == "":
+			return nil, fmt.Errorf("the request names no tool; this module serves %s", known)
+		case !ok || fn == nil:
+			return nil, fmt.Errorf("unknown tool %q; this module serves %s", name, known)
+		}
+		return fn, nil
+	})
+}
+
+// serve reads one Request, calls the function pick chooses for it and
+// writes the Response.
+func serve(r io.Reader, w io.Writer, pick func(Request) (Func, error)) error {
 	var req Request
 	dec := json.NewDecoder(r)
 	if err := dec.Decode(&req); err != nil {
 		return fmt.Errorf("read request: %w", err)
+	}
+	fn, err := pick(req)
+	if err != nil {
+		return err
 	}
 	var resp Response
 	out, err := fn(req)
@@ -73,11 +121,15 @@ func Handle(r io.Reader, w io.Writer, fn Func) error {
 	} else {
 		resp.Output = out
 	}
-	b, err := json.Marshal(resp)
-	if err != nil {
+	// Source code is full of <, > and &: written as they are, not as
+	// \u003c, so the result stays well under the host's output cap.
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(resp); err != nil {
 		return fmt.Errorf("encode result: %w", err)
 	}
-	if _, err := w.Write(append(b, '\n')); err != nil {
+	if _, err := w.Write(b.Bytes()); err != nil {
 		return fmt.Errorf("write result: %w", err)
 	}
 	return nil

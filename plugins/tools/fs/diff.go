@@ -3,6 +3,8 @@ package fs
 import (
 	"fmt"
 	"strings"
+
+	"github.com/sparrow-cli/sparrow/plugins/tools/internal/workspace"
 )
 
 // Diff limits: beyond maxEditDistance the changed middle is shown as one
@@ -32,7 +34,7 @@ func unifiedDiff(rel, old, new string, created bool) (string, int, int) {
 		from = "/dev/null"
 	}
 	header := fmt.Sprintf("--- %s\n+++ b/%s\n", from, rel)
-	if isBinary([]byte(old)) || isBinary([]byte(new)) {
+	if workspace.IsBinary([]byte(old)) || workspace.IsBinary([]byte(new)) {
 		return fmt.Sprintf("Binary files %s and b/%s differ\n", from, rel), 0, 0
 	}
 	a, b := splitKeep(old), splitKeep(new)
@@ -54,7 +56,7 @@ func unifiedDiff(rel, old, new string, created bool) (string, int, int) {
 			break
 		}
 	}
-	return validText(out.String()), added, removed
+	return workspace.ValidText(out.String()), added, removed
 }
 
 // splitKeep splits s into lines that keep their "\n".

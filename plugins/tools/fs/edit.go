@@ -8,6 +8,7 @@ import (
 	"os"
 	"strings"
 
+	"github.com/sparrow-cli/sparrow/plugins/tools/internal/workspace"
 	"github.com/sparrow-cli/sparrow/sdk/tool"
 )
 
@@ -46,36 +47,36 @@ func (editFile) Invoke(_ context.Context, c *tool.Call) (tool.Result, error) {
 	if err := a.check(); err != nil {
 		return tool.Errorf("%v", err), nil
 	}
-	t, err := resolve(c.Workspace, a.Path)
+	t, err := workspace.Resolve(c.Workspace, a.Path)
 	if err != nil {
 		return tool.Errorf("%v", err), nil
 	}
 	if err := writable(t, a.Path); err != nil {
 		return tool.Errorf("%v", err), nil
 	}
-	if _, err := regularFile(t, a.Path); errors.Is(err, os.ErrNotExist) {
+	if _, err := workspace.RegularFile(t, a.Path); errors.Is(err, os.ErrNotExist) {
 		return tool.Errorf("%v; use write_file to create it", err), nil
 	} else if err != nil {
 		return tool.Errorf("%v", err), nil
 	}
-	data, err := os.ReadFile(t.abs)
+	data, err := os.ReadFile(t.Abs)
 	switch {
 	case err != nil:
 		return tool.Errorf("cannot read %s: %v", a.Path, err), nil
-	case isBinary(data):
+	case workspace.IsBinary(data):
 		return tool.Errorf("%s is a binary file; edit_file changes text only", a.Path), nil
 	}
 	old := string(data)
 	if a.Patch != nil {
-		updated, n, err := applyPatch(old, *a.Patch, t.rel)
+		updated, n, err := applyPatch(old, *a.Patch, t.Rel)
 		if err != nil {
-			return tool.Errorf("the patch does not apply to %s, nothing was changed: %v", t.rel, err), nil
+			return tool.Errorf("the patch does not apply to %s, nothing was changed: %v", t.Rel, err), nil
 		}
 		return commit(t, old, updated, false, fmt.Sprintf("Applied %d hunk(s).", n))
 	}
 	updated, note, err := replace(old, *a.OldString, *a.NewString, a.ReplaceAll)
 	if err != nil {
-		return tool.Errorf("%s: %v", t.rel, err), nil
+		return tool.Errorf("%s: %v", t.Rel, err), nil
 	}
 	return commit(t, old, updated, false, note)
 }
@@ -181,7 +182,7 @@ func closest(content, old string) string {
 	if len(shown) > 200 {
 		shown = shown[:200] + "…"
 	}
-	return fmt.Sprintf("The closest line is %d: %q. %s", best+1, validText(shown), advice)
+	return fmt.Sprintf("The closest line is %d: %q. %s", best+1, workspace.ValidText(shown), advice)
 }
 
 // fuzzyBlock finds want in lines comparing whitespace-collapsed text; -1

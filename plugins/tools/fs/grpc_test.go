@@ -83,7 +83,7 @@ func serve(t *testing.T, host *recordingHost) map[string]tool.Tool {
 	for _, tl := range described {
 		byName[tl.Spec().Name] = tl
 	}
-	if len(byName) != 7 {
+	if len(byName) != 5 {
 		t.Fatalf("described %d tools", len(byName))
 	}
 	return byName

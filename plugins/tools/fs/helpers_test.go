@@ -5,47 +5,12 @@ import (
 	"encoding/json"
 	"errors"
 	"os"
-	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/sparrow-cli/sparrow/sdk/sandbox"
 	"github.com/sparrow-cli/sparrow/sdk/tool"
 )
-
-// tree creates files (path → content) under a new temp workspace; a path
-// ending in "/" is an empty directory. It returns the workspace.
-func tree(t testing.TB, files map[string]string) string {
-	t.Helper()
-	ws := t.TempDir()
-	for p, content := range files {
-		abs := filepath.Join(ws, filepath.FromSlash(p))
-		if strings.HasSuffix(p, "/") {
-			mkdir(t, abs)
-			continue
-		}
-		mkdir(t, filepath.Dir(abs))
-		if err := os.WriteFile(abs, []byte(content), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	return ws
-}
-
-func mkdir(t testing.TB, p string) {
-	t.Helper()
-	if err := os.MkdirAll(p, 0o755); err != nil {
-		t.Fatal(err)
-	}
-}
-
-func symlink(t testing.TB, target, link string) {
-	t.Helper()
-	if err := os.Symlink(target, link); err != nil {
-		t.Fatal(err)
-	}
-}
 
 // noHost fails every exec: file tools must never need one.
 type noHost struct{}
@@ -95,23 +60,5 @@ func readString(t testing.TB, p string) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return string(b)
-}
-
-// touch sets a file's modification time to base+offset.
-func touch(t testing.TB, p string, base time.Time, offset time.Duration) {
-	t.Helper()
-	if err := os.Chtimes(p, base.Add(offset), base.Add(offset)); err != nil {
-		t.Fatal(err)
-	}
-}
-
-// args builds a JSON arguments object.
-func args(kv ...any) string {
-	m := map[string]any{}
-	for i := 0; i+1 < len(kv); i += 2 {
-		m[kv[i].(string)] = kv[i+1]
-	}
-	b, _ := json.Marshal(m)
 	return string(b)
 }

@@ -3,12 +3,13 @@ package fs
 import (
 	"context"
 	_ "embed"
-	"errors"
 	"fmt"
 	"io/fs"
 	"os"
 	"strings"
 
+	"github.com/sparrow-cli/sparrow/plugins/tools/internal/argcheck"
+	"github.com/sparrow-cli/sparrow/plugins/tools/internal/workspace"
 	"github.com/sparrow-cli/sparrow/sdk/tool"
 )
 
@@ -42,20 +43,20 @@ func (listDir) Invoke(ctx context.Context, c *tool.Call) (tool.Result, error) {
 	if a.Path == "" {
 		a.Path = "."
 	}
-	depth, err := intArg("depth", a.Depth, 1, 1, maxListDepth)
+	depth, err := argcheck.Int("depth", a.Depth, 1, 1, maxListDepth)
 	if err != nil {
 		return tool.Errorf("%v", err), nil
 	}
-	t, err := dirTarget(c.Workspace, a.Path)
+	t, err := workspace.Dir(c.Workspace, a.Path)
 	if err != nil {
 		return tool.Errorf("%v", err), nil
 	}
 	var b strings.Builder
 	n, truncated := 0, false
-	err = newWalker(t.root).walk(ctx, t, depth, func(e entry) error {
+	err = workspace.Walk(ctx, t, depth, func(e workspace.Entry) error {
 		if n == maxListEntries {
 			truncated = true
-			return errStop
+			return workspace.ErrStop
 		}
 		n++
 		b.WriteString(describe(e))
@@ -71,48 +72,27 @@ func (listDir) Invoke(ctx context.Context, c *tool.Call) (tool.Result, error) {
 	if truncated {
 		fmt.Fprintf(&b, "[truncated: stopped at %d entries; list a subdirectory or use a smaller depth]\n", maxListEntries)
 	}
-	return tool.Result{Content: validText(b.String())}, nil
-}
-
-// dirTarget resolves p and checks it is a directory that may be walked.
-func dirTarget(workspace, p string) (target, error) {
-	t, err := resolve(workspace, p)
-	if err != nil {
-		return target{}, err
-	}
-	if isGitPath(t.rel) {
-		return target{}, fmt.Errorf("%s is inside .git, which Sparrow's file tools do not show", p)
-	}
-	fi, err := os.Stat(t.abs)
-	switch {
-	case errors.Is(err, os.ErrNotExist):
-		return target{}, fmt.Errorf("%s does not exist", p)
-	case err != nil:
-		return target{}, fmt.Errorf("cannot read %s: %v", p, err)
-	case !fi.IsDir():
-		return target{}, fmt.Errorf("%s is a file, not a directory", p)
-	}
-	return t, nil
+	return tool.Result{Content: workspace.ValidText(b.String())}, nil
 }
 
 // describe is one list_dir line: "dir/", "file (N bytes)" or
 // "link -> target".
-func describe(e entry) string {
+func describe(e workspace.Entry) string {
 	switch {
-	case e.d.IsDir():
-		return e.rel + "/"
-	case e.d.Type()&fs.ModeSymlink != 0:
-		if dest, err := os.Readlink(e.abs); err == nil {
-			return e.rel + " -> " + dest
+	case e.IsDir():
+		return e.Rel + "/"
+	case e.Type()&fs.ModeSymlink != 0:
+		if dest, err := os.Readlink(e.Abs); err == nil {
+			return e.Rel + " -> " + dest
 		}
-		return e.rel + " -> ?"
-	case !e.d.Type().IsRegular():
-		return e.rel + " (" + e.d.Type().String() + ")"
+		return e.Rel + " -> ?"
+	case !e.Type().IsRegular():
+		return e.Rel + " (" + e.Type().String() + ")"
 	}
-	if fi, err := e.d.Info(); err == nil {
-		return fmt.Sprintf("%s (%s)", e.rel, size(fi.Size()))
+	if fi, err := e.Info(); err == nil {
+		return fmt.Sprintf("%s (%s)", e.Rel, size(fi.Size()))
 	}
-	return e.rel
+	return e.Rel
 }
 
 // size is a byte count for people and models: "812 B", "4.2 KiB".

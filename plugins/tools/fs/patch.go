@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+
+	"github.com/sparrow-cli/sparrow/plugins/tools/internal/workspace"
 )
 
 // hunk is one @@ section of a unified diff.
@@ -199,9 +201,9 @@ func mismatch(lines, old []string, want int) string {
 
 func clip(s string, n int) string {
 	if len(s) > n {
-		return validText(s[:n]) + "…"
+		return workspace.ValidText(s[:n]) + "…"
 	}
-	return validText(s)
+	return workspace.ValidText(s)
 }
 
 func matchAt(lines, want []string, at int) bool {

@@ -4,6 +4,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/sparrow-cli/sparrow/plugins/tools/internal/workspace/workspacetest"
 )
 
 const patchBase = "a\nb\nc\nd\ne\nf\ng\nh\ni\nj\n"
@@ -91,9 +93,9 @@ func TestApplyPatchRefuses(t *testing.T) {
 }
 
 func TestEditFilePatch(t *testing.T) {
-	ws := tree(t, map[string]string{"f.txt": patchBase})
+	ws := workspacetest.Tree(t, map[string]string{"f.txt": patchBase})
 	abs := filepath.Join(ws, "f.txt")
-	res := invoke(t, editFile{}, ws, args("path", "f.txt", "patch", "--- a/f.txt\n+++ b/f.txt\n@@ -3 +3 @@\n-c\n+C\n"))
+	res := invoke(t, editFile{}, ws, workspacetest.Args("path", "f.txt", "patch", "--- a/f.txt\n+++ b/f.txt\n@@ -3 +3 @@\n-c\n+C\n"))
 	if got := mustOK(t, res); got != "Applied 1 hunk(s). Updated f.txt (+1 -1 lines)." {
 		t.Errorf("content %q", got)
 	}
@@ -102,7 +104,7 @@ func TestEditFilePatch(t *testing.T) {
 	}
 	// A patch that does not apply leaves the file alone.
 	before := readString(t, abs)
-	mustFail(t, invoke(t, editFile{}, ws, args("path", "f.txt", "patch", "@@ -1 +1 @@\n-A\n+a\n@@ -3 +3 @@\n-zz\n+C\n")),
+	mustFail(t, invoke(t, editFile{}, ws, workspacetest.Args("path", "f.txt", "patch", "@@ -1 +1 @@\n-A\n+a\n@@ -3 +3 @@\n-zz\n+C\n")),
 		"the patch does not apply to f.txt, nothing was changed: hunk 1")
 	if readString(t, abs) != before {
 		t.Error("a failed patch changed the file")

@@ -10,6 +10,8 @@ import (
 	"os"
 	"strings"
 
+	"github.com/sparrow-cli/sparrow/plugins/tools/internal/argcheck"
+	"github.com/sparrow-cli/sparrow/plugins/tools/internal/workspace"
 	"github.com/sparrow-cli/sparrow/sdk/tool"
 )
 
@@ -47,7 +49,7 @@ func (readFile) Invoke(_ context.Context, c *tool.Call) (tool.Result, error) {
 	if a.Path == "" {
 		return tool.Errorf("path is required"), nil
 	}
-	offset, err := intArg("offset", a.Offset, 1, 1, 1<<31-1)
+	offset, err := argcheck.Int("offset", a.Offset, 1, 1, 1<<31-1)
 	if err != nil {
 		return tool.Errorf("%v", err), nil
 	}
@@ -58,18 +60,18 @@ func (readFile) Invoke(_ context.Context, c *tool.Call) (tool.Result, error) {
 		}
 		limit = min(*a.Limit, maxReadLines)
 	}
-	t, err := resolve(c.Workspace, a.Path)
+	t, err := workspace.Resolve(c.Workspace, a.Path)
 	if err != nil {
 		return tool.Errorf("%v", err), nil
 	}
-	fi, err := regularFile(t, a.Path)
+	fi, err := workspace.RegularFile(t, a.Path)
 	if err != nil {
-		if fi == nil && isDir(t.abs) {
+		if fi == nil && workspace.IsDir(t.Abs) {
 			return tool.Errorf("%v; use list_dir to see what it holds", err), nil
 		}
 		return tool.Errorf("%v", err), nil
 	}
-	f, err := os.Open(t.abs)
+	f, err := os.Open(t.Abs)
 	if err != nil {
 		return tool.Errorf("cannot read %s: %v", a.Path, err), nil
 	}
@@ -80,8 +82,8 @@ func (readFile) Invoke(_ context.Context, c *tool.Call) (tool.Result, error) {
 // readLines numbers lines [offset, offset+limit) of r, within the byte cap.
 func readLines(r io.Reader, name string, size int64, offset, limit int) (tool.Result, error) {
 	br := bufio.NewReaderSize(r, 64<<10)
-	head, _ := br.Peek(sniffBytes)
-	if isBinary(head) {
+	head, _ := br.Peek(workspace.SniffBytes)
+	if workspace.IsBinary(head) {
 		return tool.Errorf("%s is a binary file (%d bytes); read_file shows text only", name, size), nil
 	}
 	if len(head) == 0 {
@@ -108,7 +110,7 @@ func readLines(r io.Reader, name string, size int64, offset, limit int) (tool.Re
 			}
 			more := 1 + rest
 			fmt.Fprintf(&b, "[truncated: %d more lines; use offset=%d to read on]\n", more, line)
-			return tool.Result{Content: validText(b.String())}, nil
+			return tool.Result{Content: workspace.ValidText(b.String())}, nil
 		}
 		text = strings.TrimSuffix(text, "\n")
 		if len(text) > budget {
@@ -121,7 +123,7 @@ func readLines(r io.Reader, name string, size int64, offset, limit int) (tool.Re
 	if shown == 0 {
 		return tool.Errorf("offset %d is past the end: %s has %d lines", offset, name, line), nil
 	}
-	return tool.Result{Content: validText(b.String())}, nil
+	return tool.Result{Content: workspace.ValidText(b.String())}, nil
 }
 
 // countLines counts the lines left in r (a last line without a newline

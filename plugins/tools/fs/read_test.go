@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/sparrow-cli/sparrow/plugins/tools/internal/workspace/workspacetest"
 )
 
 func numbered(from, to int, text func(int) string) string {
@@ -22,7 +24,7 @@ func TestReadFile(t *testing.T) {
 		fmt.Fprintf(&long, "line %d\n", i)
 	}
 	lineText := func(i int) string { return fmt.Sprintf("line %d", i) }
-	ws := tree(t, map[string]string{
+	ws := workspacetest.Tree(t, map[string]string{
 		"a.go":       "package a\n\nfunc A() {}\n",
 		"no-eol.txt": "one\ntwo",
 		"crlf.txt":   "one\r\ntwo\r\n",
@@ -34,20 +36,20 @@ func TestReadFile(t *testing.T) {
 	cases := []struct {
 		name, args, want string
 	}{
-		{"whole file", args("path", "a.go"), "     1\tpackage a\n     2\t\n     3\tfunc A() {}\n"},
-		{"absolute inside", args("path", filepath.Join(ws, "a.go")), "     1\tpackage a\n     2\t\n     3\tfunc A() {}\n"},
-		{"no final newline", args("path", "no-eol.txt"), "     1\tone\n     2\ttwo\n"},
-		{"crlf kept", args("path", "crlf.txt"), "     1\tone\r\n     2\ttwo\r\n"},
-		{"offset", args("path", "a.go", "offset", 3), "     3\tfunc A() {}\n"},
-		{"offset and limit", args("path", "a.go", "offset", 2, "limit", 1),
+		{"whole file", workspacetest.Args("path", "a.go"), "     1\tpackage a\n     2\t\n     3\tfunc A() {}\n"},
+		{"absolute inside", workspacetest.Args("path", filepath.Join(ws, "a.go")), "     1\tpackage a\n     2\t\n     3\tfunc A() {}\n"},
+		{"no final newline", workspacetest.Args("path", "no-eol.txt"), "     1\tone\n     2\ttwo\n"},
+		{"crlf kept", workspacetest.Args("path", "crlf.txt"), "     1\tone\r\n     2\ttwo\r\n"},
+		{"offset", workspacetest.Args("path", "a.go", "offset", 3), "     3\tfunc A() {}\n"},
+		{"offset and limit", workspacetest.Args("path", "a.go", "offset", 2, "limit", 1),
 			"     2\t\n[truncated: 1 more lines; use offset=3 to read on]\n"},
-		{"default cap", args("path", "long.txt"),
+		{"default cap", workspacetest.Args("path", "long.txt"),
 			numbered(1, 2000, lineText) + "[truncated: 500 more lines; use offset=2001 to read on]\n"},
-		{"limit above the cap", args("path", "long.txt", "offset", 2, "limit", 5000),
+		{"limit above the cap", workspacetest.Args("path", "long.txt", "offset", 2, "limit", 5000),
 			numbered(2, 2001, lineText) + "[truncated: 499 more lines; use offset=2002 to read on]\n"},
-		{"last page", args("path", "long.txt", "offset", 2401), numbered(2401, 2500, lineText)},
-		{"empty", args("path", "empty.txt"), "empty.txt is empty (0 bytes)."},
-		{"invalid utf-8", args("path", "latin1.txt"), "     1\tcaf\uFFFD\n"},
+		{"last page", workspacetest.Args("path", "long.txt", "offset", 2401), numbered(2401, 2500, lineText)},
+		{"empty", workspacetest.Args("path", "empty.txt"), "empty.txt is empty (0 bytes)."},
+		{"invalid utf-8", workspacetest.Args("path", "latin1.txt"), "     1\tcaf\uFFFD\n"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -56,31 +58,31 @@ func TestReadFile(t *testing.T) {
 			}
 		})
 	}
-	mustFail(t, invoke(t, readFile{}, ws, args("path", "a.go", "offset", 4)), "offset 4 is past the end: a.go has 3 lines")
-	mustFail(t, invoke(t, readFile{}, ws, args("path", "nope.txt")), "nope.txt does not exist")
-	mustFail(t, invoke(t, readFile{}, ws, args("path", "dir")), "dir is a directory, not a file; use list_dir")
+	mustFail(t, invoke(t, readFile{}, ws, workspacetest.Args("path", "a.go", "offset", 4)), "offset 4 is past the end: a.go has 3 lines")
+	mustFail(t, invoke(t, readFile{}, ws, workspacetest.Args("path", "nope.txt")), "nope.txt does not exist")
+	mustFail(t, invoke(t, readFile{}, ws, workspacetest.Args("path", "dir")), "dir is a directory, not a file; use list_dir")
 }
 
 func TestReadFileBinary(t *testing.T) {
-	ws := tree(t, map[string]string{"img.png": "\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR"})
+	ws := workspacetest.Tree(t, map[string]string{"img.png": "\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR"})
 	// A NUL after the first 8 KiB is not sniffed: the file reads as text.
 	late := strings.Repeat("a", 9000) + "\x00\n"
 	if err := os.WriteFile(filepath.Join(ws, "late.txt"), []byte(late), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	mustFail(t, invoke(t, readFile{}, ws, args("path", "img.png")), "img.png is a binary file (16 bytes); read_file shows text only")
-	mustOK(t, invoke(t, readFile{}, ws, args("path", "late.txt")))
+	mustFail(t, invoke(t, readFile{}, ws, workspacetest.Args("path", "img.png")), "img.png is a binary file (16 bytes); read_file shows text only")
+	mustOK(t, invoke(t, readFile{}, ws, workspacetest.Args("path", "late.txt")))
 }
 
 func TestReadFileByteCap(t *testing.T) {
 	line := strings.Repeat("x", 999) + "\n" // 1000 bytes a line: the byte cap comes before the line cap
-	ws := tree(t, map[string]string{"wide.txt": strings.Repeat(line, 400), "huge-line.txt": strings.Repeat("y", 300<<10)})
-	got := mustOK(t, invoke(t, readFile{}, ws, args("path", "wide.txt")))
+	ws := workspacetest.Tree(t, map[string]string{"wide.txt": strings.Repeat(line, 400), "huge-line.txt": strings.Repeat("y", 300<<10)})
+	got := mustOK(t, invoke(t, readFile{}, ws, workspacetest.Args("path", "wide.txt")))
 	shown := strings.Count(got, "\n") - 1
 	if shown < 250 || shown > 263 || !strings.HasSuffix(got, fmt.Sprintf("[truncated: %d more lines; use offset=%d to read on]\n", 400-shown, shown+1)) {
 		t.Errorf("shown %d lines, ending %q", shown, got[len(got)-80:])
 	}
-	got = mustOK(t, invoke(t, readFile{}, ws, args("path", "huge-line.txt")))
+	got = mustOK(t, invoke(t, readFile{}, ws, workspacetest.Args("path", "huge-line.txt")))
 	if !strings.HasPrefix(got, "     1\tyyy") || !strings.Contains(got, "… [line cut at the 256 KiB output cap]") || len(got) > 257<<10 {
 		t.Errorf("a single huge line: %d bytes, ending %q", len(got), got[len(got)-60:])
 	}

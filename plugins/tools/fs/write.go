@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/sparrow-cli/sparrow/plugins/tools/internal/workspace"
 	"github.com/sparrow-cli/sparrow/sdk/tool"
 )
 
@@ -40,21 +41,21 @@ func (writeFile) Invoke(_ context.Context, c *tool.Call) (tool.Result, error) {
 	if a.Content == nil {
 		return tool.Errorf(`content is required (use "" for an empty file)`), nil
 	}
-	t, err := resolve(c.Workspace, a.Path)
+	t, err := workspace.Resolve(c.Workspace, a.Path)
 	if err != nil {
 		return tool.Errorf("%v", err), nil
 	}
 	if err := writable(t, a.Path); err != nil {
 		return tool.Errorf("%v", err), nil
 	}
-	_, err = regularFile(t, a.Path)
+	_, err = workspace.RegularFile(t, a.Path)
 	created := errors.Is(err, os.ErrNotExist)
 	if err != nil && !created {
 		return tool.Errorf("%v", err), nil
 	}
 	var old []byte
 	if !created {
-		if old, err = os.ReadFile(t.abs); err != nil {
+		if old, err = os.ReadFile(t.Abs); err != nil {
 			return tool.Errorf("cannot read %s: %v", a.Path, err), nil
 		}
 	}
@@ -72,24 +73,24 @@ type change struct {
 
 // commit writes updated over old at t and reports the change with its
 // unified diff. note, when set, starts the model-facing summary.
-func commit(t target, old, updated string, created bool, note string) (tool.Result, error) {
-	diff, added, removed := unifiedDiff(t.rel, old, updated, created)
-	meta, err := json.Marshal(change{Path: t.rel, Diff: diff, Added: added, Removed: removed, Created: created})
+func commit(t workspace.Target, old, updated string, created bool, note string) (tool.Result, error) {
+	diff, added, removed := unifiedDiff(t.Rel, old, updated, created)
+	meta, err := json.Marshal(change{Path: t.Rel, Diff: diff, Added: added, Removed: removed, Created: created})
 	if err != nil {
 		return tool.Result{}, err
 	}
 	if !created && old == updated {
-		return tool.Result{Content: fmt.Sprintf("%s is unchanged: the new content is identical.", t.rel), Metadata: meta}, nil
+		return tool.Result{Content: fmt.Sprintf("%s is unchanged: the new content is identical.", t.Rel), Metadata: meta}, nil
 	}
-	if err := atomicWrite(t.abs, []byte(updated)); err != nil {
-		return tool.Errorf("cannot write %s: %v", t.rel, err), nil
+	if err := atomicWrite(t.Abs, []byte(updated)); err != nil {
+		return tool.Errorf("cannot write %s: %v", t.Rel, err), nil
 	}
 	var msg string
 	switch {
 	case created:
-		msg = fmt.Sprintf("Created %s (%d lines, %d bytes).", t.rel, lineCount(updated), len(updated))
+		msg = fmt.Sprintf("Created %s (%d lines, %d bytes).", t.Rel, lineCount(updated), len(updated))
 	default:
-		msg = fmt.Sprintf("Updated %s (+%d -%d lines).", t.rel, added, removed)
+		msg = fmt.Sprintf("Updated %s (+%d -%d lines).", t.Rel, added, removed)
 	}
 	if note != "" {
 		msg = note + " " + msg
@@ -106,11 +107,6 @@ func lineCount(s string) int {
 		n++
 	}
 	return n
-}
-
-func isDir(p string) bool {
-	fi, err := os.Stat(p)
-	return err == nil && fi.IsDir()
 }
 
 // atomicWrite replaces path with data: a temp file in the same directory,

@@ -9,6 +9,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/sparrow-cli/sparrow/plugins/tools/internal/workspace/workspacetest"
 	"github.com/sparrow-cli/sparrow/sdk/tool"
 )
 
@@ -24,8 +25,8 @@ func changeOf(t *testing.T, res tool.Result) change {
 }
 
 func TestWriteFileCreates(t *testing.T) {
-	ws := tree(t, nil)
-	res := invoke(t, writeFile{}, ws, args("path", "new/deep/a.txt", "content", "one\ntwo\n"))
+	ws := workspacetest.Tree(t, nil)
+	res := invoke(t, writeFile{}, ws, workspacetest.Args("path", "new/deep/a.txt", "content", "one\ntwo\n"))
 	if got := mustOK(t, res); got != "Created new/deep/a.txt (2 lines, 8 bytes)." {
 		t.Errorf("content %q", got)
 	}
@@ -42,19 +43,19 @@ func TestWriteFileCreates(t *testing.T) {
 		t.Errorf("new file mode %v", fi.Mode())
 	}
 	// An empty file can be created too.
-	mustOK(t, invoke(t, writeFile{}, ws, args("path", "empty", "content", "")))
+	mustOK(t, invoke(t, writeFile{}, ws, workspacetest.Args("path", "empty", "content", "")))
 	if fi, err := os.Stat(filepath.Join(ws, "empty")); err != nil || fi.Size() != 0 {
 		t.Errorf("empty file: %v %v", fi, err)
 	}
 }
 
 func TestWriteFileReplacesKeepingMode(t *testing.T) {
-	ws := tree(t, map[string]string{"run.sh": "#!/bin/sh\necho old\nexit 0\n"})
+	ws := workspacetest.Tree(t, map[string]string{"run.sh": "#!/bin/sh\necho old\nexit 0\n"})
 	abs := filepath.Join(ws, "run.sh")
 	if err := os.Chmod(abs, 0o751); err != nil {
 		t.Fatal(err)
 	}
-	res := invoke(t, writeFile{}, ws, args("path", "run.sh", "content", "#!/bin/sh\necho new\nexit 0\n"))
+	res := invoke(t, writeFile{}, ws, workspacetest.Args("path", "run.sh", "content", "#!/bin/sh\necho new\nexit 0\n"))
 	if got := mustOK(t, res); got != "Updated run.sh (+1 -1 lines)." {
 		t.Errorf("content %q", got)
 	}
@@ -73,9 +74,9 @@ func TestWriteFileReplacesKeepingMode(t *testing.T) {
 }
 
 func TestWriteFileThroughSymlinkInside(t *testing.T) {
-	ws := tree(t, map[string]string{"real.txt": "old\n"})
-	symlink(t, "real.txt", filepath.Join(ws, "link.txt"))
-	res := invoke(t, writeFile{}, ws, args("path", "link.txt", "content", "new\n"))
+	ws := workspacetest.Tree(t, map[string]string{"real.txt": "old\n"})
+	workspacetest.Symlink(t, "real.txt", filepath.Join(ws, "link.txt"))
+	res := invoke(t, writeFile{}, ws, workspacetest.Args("path", "link.txt", "content", "new\n"))
 	if changeOf(t, res).Path != "real.txt" {
 		t.Errorf("metadata path should be the real file: %s", res.Metadata)
 	}
@@ -88,27 +89,27 @@ func TestWriteFileThroughSymlinkInside(t *testing.T) {
 }
 
 func TestWriteFileUnchangedAndErrors(t *testing.T) {
-	ws := tree(t, map[string]string{"same.txt": "x\n", "dir/": ""})
-	res := invoke(t, writeFile{}, ws, args("path", "same.txt", "content", "x\n"))
+	ws := workspacetest.Tree(t, map[string]string{"same.txt": "x\n", "dir/": ""})
+	res := invoke(t, writeFile{}, ws, workspacetest.Args("path", "same.txt", "content", "x\n"))
 	if got := mustOK(t, res); got != "same.txt is unchanged: the new content is identical." || changeOf(t, res).Diff != "" {
 		t.Errorf("got %q %s", got, res.Metadata)
 	}
-	mustFail(t, invoke(t, writeFile{}, ws, args("path", "dir", "content", "x")), "dir is a directory")
-	mustFail(t, invoke(t, writeFile{}, ws, args("path", ".", "content", "x")), "is the workspace itself")
+	mustFail(t, invoke(t, writeFile{}, ws, workspacetest.Args("path", "dir", "content", "x")), "dir is a directory")
+	mustFail(t, invoke(t, writeFile{}, ws, workspacetest.Args("path", ".", "content", "x")), "is the workspace itself")
 	if err := os.Chmod(filepath.Join(ws, "dir"), 0o555); err != nil {
 		t.Fatal(err)
 	}
 	defer os.Chmod(filepath.Join(ws, "dir"), 0o755)
 	if os.Getuid() != 0 {
-		mustFail(t, invoke(t, writeFile{}, ws, args("path", "dir/x.txt", "content", "x")), "cannot write dir/x.txt")
+		mustFail(t, invoke(t, writeFile{}, ws, workspacetest.Args("path", "dir/x.txt", "content", "x")), "cannot write dir/x.txt")
 	}
 }
 
 func TestAtomicWriteLeavesOldFileOnFailure(t *testing.T) {
-	ws := tree(t, map[string]string{"a.txt": "old\n"})
+	ws := workspacetest.Tree(t, map[string]string{"a.txt": "old\n"})
 	// Renaming over a non-empty directory fails after the temp file was
 	// written: the temp file must go and nothing else change.
-	mkdir(t, filepath.Join(ws, "d", "child"))
+	workspacetest.Mkdir(t, filepath.Join(ws, "d", "child"))
 	if err := atomicWrite(filepath.Join(ws, "d"), []byte("x")); err == nil {
 		t.Fatal("rename over a directory succeeded")
 	}

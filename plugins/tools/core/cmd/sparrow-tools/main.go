@@ -1,5 +1,6 @@
-// Command sparrow-tools serves Sparrow's built-in tools from one process:
-// the workspace file tools and the shell.
+// Command sparrow-tools serves Sparrow's built-in gRPC tools from one
+// process: the workspace file tools (read_file, write_file, edit_file,
+// list_dir) and the shell. glob and grep are the WASM plugin search.
 package main
 
 import (

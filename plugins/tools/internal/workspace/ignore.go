@@ -1,4 +1,4 @@
-package fs
+package workspace
 
 import (
 	"bufio"
@@ -121,39 +121,65 @@ func matchSegs(pat, name []string) bool {
 // the repository's .git/info/exclude. Files are read once and cached; an
 // ignorer belongs to one call and is not safe for concurrent use.
 type ignorer struct {
-	root  string
-	files map[string]ignoreFile // by workspace-relative directory; "" is the root
+	root string
+	// scopes caches, by workspace-relative directory ("" is the root),
+	// the non-empty .gitignore files that apply inside it, deepest first.
+	scopes map[string][]ignoreScope
+	// excl is .git/info/exclude, once read.
+	excl     ignoreFile
+	exclRead bool
+}
+
+// ignoreScope is one non-empty .gitignore and where it applies.
+type ignoreScope struct {
+	depth int // path segments in the file's directory: 0 for the root
+	file  ignoreFile
 }
 
 func newIgnorer(root string) *ignorer {
-	return &ignorer{root: root, files: map[string]ignoreFile{}}
+	return &ignorer{root: root, scopes: map[string][]ignoreScope{}}
 }
 
-// file returns the compiled .gitignore of dir (workspace-relative).
-func (ig *ignorer) file(dir string) ignoreFile {
-	if f, ok := ig.files[dir]; ok {
-		return f
+// scopesIn returns the .gitignore files that apply inside dir
+// (workspace-relative), deepest first. Each directory's file is read the
+// first time the directory or one below it is asked about.
+func (ig *ignorer) scopesIn(dir string) []ignoreScope {
+	if sc, ok := ig.scopes[dir]; ok {
+		return sc
 	}
-	var f ignoreFile
+	var parent []ignoreScope
+	depth := 0
+	if dir != "" {
+		parent = ig.scopesIn(parentDir(dir))
+		depth = strings.Count(dir, "/") + 1
+	}
+	sc := parent
 	if b, err := os.ReadFile(filepath.Join(ig.root, filepath.FromSlash(dir), ".gitignore")); err == nil {
-		f = parseIgnore(string(b))
+		if f := parseIgnore(string(b)); len(f) > 0 {
+			sc = append([]ignoreScope{{depth: depth, file: f}}, parent...)
+		}
 	}
-	ig.files[dir] = f
-	return f
+	ig.scopes[dir] = sc
+	return sc
+}
+
+// parentDir is the directory holding rel, "" for the root.
+func parentDir(rel string) string {
+	if i := strings.LastIndexByte(rel, '/'); i >= 0 {
+		return rel[:i]
+	}
+	return ""
 }
 
 // exclude is the repository's .git/info/exclude, the weakest source.
 func (ig *ignorer) exclude() ignoreFile {
-	const key = "\x00exclude"
-	if f, ok := ig.files[key]; ok {
-		return f
+	if !ig.exclRead {
+		if b, err := os.ReadFile(filepath.Join(ig.root, ".git", "info", "exclude")); err == nil {
+			ig.excl = parseIgnore(string(b))
+		}
+		ig.exclRead = true
 	}
-	var f ignoreFile
-	if b, err := os.ReadFile(filepath.Join(ig.root, ".git", "info", "exclude")); err == nil {
-		f = parseIgnore(string(b))
-	}
-	ig.files[key] = f
-	return f
+	return ig.excl
 }
 
 // ignored reports whether rel (workspace-relative, slash-separated) is
@@ -169,12 +195,8 @@ func (ig *ignorer) ignored(rel string, dir bool) bool {
 		return true
 	}
 	// Deeper files override shallower ones.
-	for i := len(segs) - 1; i >= 0; i-- {
-		f := ig.file(strings.Join(segs[:i], "/"))
-		if len(f) == 0 {
-			continue
-		}
-		if ign, found := f.decide(segs[i:], dir); found {
+	for _, sc := range ig.scopesIn(parentDir(rel)) {
+		if ign, found := sc.file.decide(segs[sc.depth:], dir); found {
 			return ign
 		}
 	}

@@ -1,14 +1,14 @@
-package fs
+package search
 
 import (
 	"bytes"
-	"context"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
-	"runtime"
 	"sync"
+
+	"github.com/sparrow-cli/sparrow/plugins/tools/internal/workspace"
 )
 
 // grepLine is one output line: a match ("path:N:text"), context
@@ -32,19 +32,23 @@ type grepResult struct {
 	stopped bool // more matches exist than were looked for
 }
 
-// search greps files (workspace-relative, sorted) with a bounded pool of
+// search greps files (workspace-relative, sorted) with up to workers
 // workers. Workers take files in order; the contiguous prefix of finished
 // files is tallied as results come in, and once it holds more than q.max
 // matching lines no further files are started: the answer is the same as
-// a full search, cut at the same place.
-func search(ctx context.Context, root string, files []string, q grepQuery) grepResult {
+// a full search, cut at the same place, whatever the number of workers.
+// One worker runs on the calling goroutine.
+func search(root string, files []string, q grepQuery, workers int) grepResult {
 	s := &searcher{root: root, files: files, q: q, results: make([]fileMatches, len(files)), done: make([]bool, len(files))}
-	workers := min(max(runtime.GOMAXPROCS(0), 2), 16, len(files))
-	var wg sync.WaitGroup
-	for range workers {
-		wg.Go(func() { s.work(ctx) })
+	if workers = min(workers, len(files)); workers <= 1 {
+		s.work()
+	} else {
+		var wg sync.WaitGroup
+		for range workers {
+			wg.Go(s.work)
+		}
+		wg.Wait()
 	}
-	wg.Wait()
 	return grepResult{files: s.results[:s.frontier], matches: s.total, skipped: s.skipped, stopped: s.stopped}
 }
 
@@ -66,10 +70,10 @@ type searcher struct {
 
 // claim hands out the next file, or false when there is none or enough
 // has been found.
-func (s *searcher) claim(ctx context.Context) (int, bool) {
+func (s *searcher) claim() (int, bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.stopped || s.next == len(s.files) || ctx.Err() != nil {
+	if s.stopped || s.next == len(s.files) {
 		return 0, false
 	}
 	s.next++
@@ -93,10 +97,10 @@ func (s *searcher) finish(i int, fm fileMatches, skipped bool) {
 	}
 }
 
-func (s *searcher) work(ctx context.Context) {
+func (s *searcher) work() {
 	var buf bytes.Buffer
 	for {
-		i, ok := s.claim(ctx)
+		i, ok := s.claim()
 		if !ok {
 			return
 		}
@@ -122,7 +126,7 @@ func readText(name string, buf *bytes.Buffer) ([]byte, bool) {
 		return nil, false
 	}
 	data := buf.Bytes()
-	if isBinary(data) {
+	if workspace.IsBinary(data) {
 		return nil, false
 	}
 	return data, true
@@ -131,27 +135,11 @@ func readText(name string, buf *bytes.Buffer) ([]byte, bool) {
 // scanFile finds the matching lines of one file, with context, stopping
 // once it has more than q.max (no more could be shown).
 func scanFile(rel string, data []byte, q grepQuery) fileMatches {
-	switch {
-	case q.fold != nil:
-		if !containsFold(data, q.fold) {
-			return fileMatches{}
-		}
-	case q.quick != nil:
-		if !q.quick.Match(data) {
-			return fileMatches{}
-		}
+	lines, hits := matchLines(data, q)
+	if len(hits) == 0 {
+		return fileMatches{}
 	}
-	lines := lineSpans(data)
-	line := func(i int) []byte { return bytes.TrimSuffix(data[lines[i][0]:lines[i][1]], []byte{'\r'}) }
-	var hits []int
-	for i := range lines {
-		if q.re.Match(line(i)) {
-			hits = append(hits, i)
-			if len(hits) > q.max {
-				break
-			}
-		}
-	}
+	line := func(i int) []byte { return lineText(data, lines[i]) }
 	fm := fileMatches{matches: len(hits)}
 	last := -1 // last line emitted
 	emit := func(i int, match bool) {
@@ -182,31 +170,64 @@ func scanFile(rel string, data []byte, q grepQuery) fileMatches {
 	return fm
 }
 
-// containsFold reports whether data holds lit (lower-case ASCII) in any
-// case.
-func containsFold(data, lit []byte) bool {
-	first := lit[0]
-	for i := 0; i+len(lit) <= len(data); i++ {
-		if data[i]|0x20 != first && data[i] != first {
-			continue
-		}
-		if asciiEqualFold(data[i:i+len(lit)], lit) {
-			return true
+// matchLines returns the spans of data's lines and the indexes of those
+// q.re matches, at most q.max+1 of them; no spans when nothing matches.
+func matchLines(data []byte, q grepQuery) ([][2]int, []int) {
+	if q.lits != nil {
+		return literalLines(data, q)
+	}
+	if q.quick != nil && !q.quick.Match(data) {
+		return nil, nil
+	}
+	lines := lineSpans(data)
+	var hits []int
+	for i, span := range lines {
+		if q.matchLine(lineText(data, span)) {
+			hits = append(hits, i)
+			if len(hits) > q.max {
+				break
+			}
 		}
 	}
-	return false
+	return lines, hits
 }
 
-func asciiEqualFold(b, lower []byte) bool {
-	for i, c := range b {
-		if 'A' <= c && c <= 'Z' {
-			c += 'a' - 'A'
+// literalLines is matchLines for a query with literals: only the lines
+// holding one of them are matched. A match lies within its line and
+// contains a literal, so no matching line is missed.
+func literalLines(data []byte, q grepQuery) ([][2]int, []int) {
+	occ := findLiterals(data, q.lits)
+	at := occ.from(0)
+	if at < 0 {
+		return nil, nil
+	}
+	lines := lineSpans(data)
+	var hits []int
+	for i := 0; at >= 0; at = occ.from(lines[i][1] + 1) {
+		for lines[i][1] < at {
+			i++
 		}
-		if c != lower[i] {
-			return false
+		if q.matchLine(lineText(data, lines[i])) {
+			hits = append(hits, i)
+			if len(hits) > q.max {
+				break
+			}
 		}
 	}
-	return true
+	return lines, hits
+}
+
+// matchLine reports whether q matches line.
+func (q grepQuery) matchLine(line []byte) bool {
+	if q.whole != nil {
+		return q.whole.in(line)
+	}
+	return q.re.Match(line)
+}
+
+// lineText is the line at span, without the CR of a CRLF ending.
+func lineText(data []byte, span [2]int) []byte {
+	return bytes.TrimSuffix(data[span[0]:span[1]], []byte{'\r'})
 }
 
 // lineSpans is the [start, end) of every line of data, newline excluded.

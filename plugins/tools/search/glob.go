@@ -1,21 +1,15 @@
-package fs
+package search
 
 import (
-	"context"
-	_ "embed"
 	"fmt"
-	"path"
 	"path/filepath"
 	"sort"
 	"strings"
 
 	"github.com/bmatcuk/doublestar/v4"
 
-	"github.com/sparrow-cli/sparrow/sdk/tool"
+	"github.com/sparrow-cli/sparrow/plugins/tools/internal/workspace"
 )
-
-//go:embed glob.md
-var globDoc string
 
 // glob limits: files shown, and files collected before sorting.
 const (
@@ -23,41 +17,33 @@ const (
 	maxGlobCollect = 100_000
 )
 
-type globTool struct{}
-
-func (globTool) Spec() tool.Spec {
-	return tool.Spec{
-		Name: "glob", Description: globDoc, Risk: tool.RiskReadOnly, PathArguments: []string{"path"},
-		InputSchema: schema(`"pattern":{"type":"string","description":"Glob relative to path, e.g. **/*.go; ** spans directories."},`+
-			`"path":{"type":"string","description":"Workspace-relative directory to search (default: the workspace root)."}`, "pattern"),
-	}
+// globArgs are glob's arguments; the JSON names are its schema's
+// properties (plugin.hcl).
+type globArgs struct {
+	Pattern string `json:"pattern"`
+	Path    string `json:"path"`
 }
 
-func (globTool) Invoke(ctx context.Context, c *tool.Call) (tool.Result, error) {
-	var a struct {
-		Pattern string `json:"pattern"`
-		Path    string `json:"path"`
-	}
-	if err := c.DecodeArguments(&a); err != nil {
-		return argError(err), nil
-	}
+// glob lists the files below a.Path in the workspace ws that match
+// a.Pattern, most recently modified first.
+func glob(ws string, a globArgs) (string, error) {
 	a.Pattern = strings.TrimPrefix(a.Pattern, "./")
 	if err := checkGlob("pattern", a.Pattern, true); err != nil {
-		return tool.Errorf("%v", err), nil
+		return "", err
 	}
 	if a.Path == "" {
 		a.Path = "."
 	}
-	t, err := dirTarget(c.Workspace, a.Path)
+	t, err := workspace.Dir(ws, a.Path)
 	if err != nil {
-		return tool.Errorf("%v", err), nil
+		return "", err
 	}
-	hits, more, err := globFiles(ctx, t, a.Pattern)
+	hits, more, err := globFiles(t, a.Pattern)
 	if err != nil {
-		return listError(ctx, a.Path, err)
+		return "", walkError(a.Path, err)
 	}
 	if len(hits) == 0 {
-		return tool.Result{Content: fmt.Sprintf("No files match %s in %s.", a.Pattern, a.Path)}, nil
+		return fmt.Sprintf("No files match %s in %s.", a.Pattern, a.Path), nil
 	}
 	var b strings.Builder
 	for i, h := range hits {
@@ -68,10 +54,10 @@ func (globTool) Invoke(ctx context.Context, c *tool.Call) (tool.Result, error) {
 		b.WriteString(h.rel)
 		b.WriteByte('\n')
 	}
-	return tool.Result{Content: validText(b.String())}, nil
+	return workspace.ValidText(b.String()), nil
 }
 
-// checkGlob validates a doublestar pattern argument.
+// checkGlob validates the doublestar pattern argument name.
 func checkGlob(name, p string, required bool) error {
 	switch {
 	case p == "" && required:
@@ -99,25 +85,25 @@ type globHit struct {
 // globFiles walks from the pattern's literal prefix below t and returns
 // the matching files, newest first (ties by path). more is a note when the
 // collection itself was capped.
-func globFiles(ctx context.Context, t target, pattern string) ([]globHit, string, error) {
+func globFiles(t workspace.Target, pattern string) ([]globHit, string, error) {
 	base, _ := doublestar.SplitPattern(pattern)
 	start := t
 	if base != "." {
-		sub, err := resolve(t.root, filepath.Join(t.abs, filepath.FromSlash(base)))
-		if err != nil || !isDir(sub.abs) {
+		sub, err := workspace.Resolve(t.Root, filepath.Join(t.Abs, filepath.FromSlash(base)))
+		if err != nil || !workspace.IsDir(sub.Abs) {
 			return nil, "", nil // the literal prefix is not a directory: nothing can match
 		}
 		start = sub
 	}
 	var hits []globHit
 	more := ""
-	err := newWalker(t.root).walk(ctx, start, 0, func(e entry) error {
-		if e.d.IsDir() {
+	err := walk(start, func(e workspace.Entry) error {
+		if e.IsDir() {
 			return nil
 		}
 		// Matched as the model wrote it: the literal prefix, then the
 		// path below where it resolved (a symlinked prefix stays as named).
-		name := relBelow(start.rel, e.rel)
+		name := workspace.RelBelow(start.Rel, e.Rel)
 		if base != "." {
 			name = base + "/" + name
 		}
@@ -126,13 +112,13 @@ func globFiles(ctx context.Context, t target, pattern string) ([]globHit, string
 		}
 		if len(hits) == maxGlobCollect {
 			more = fmt.Sprintf(" (collection stopped at %d, so the order is approximate)", maxGlobCollect)
-			return errStop
+			return workspace.ErrStop
 		}
 		var mt int64
-		if fi, err := e.d.Info(); err == nil {
+		if fi, err := e.Info(); err == nil {
 			mt = fi.ModTime().UnixNano()
 		}
-		hits = append(hits, globHit{e.rel, mt})
+		hits = append(hits, globHit{e.Rel, mt})
 		return nil
 	})
 	sort.Slice(hits, func(i, j int) bool {
@@ -142,13 +128,4 @@ func globFiles(ctx context.Context, t target, pattern string) ([]globHit, string
 		return hits[i].rel < hits[j].rel
 	})
 	return hits, more, err
-}
-
-// relBelow is rel (workspace-relative) relative to the directory dir
-// (workspace-relative, "." for the root).
-func relBelow(dir, rel string) string {
-	if dir == "." {
-		return rel
-	}
-	return strings.TrimPrefix(rel, path.Clean(dir)+"/")
 }

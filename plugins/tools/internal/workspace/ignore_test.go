@@ -1,11 +1,13 @@
-package fs
+package workspace
 
 import (
 	"testing"
+
+	"github.com/sparrow-cli/sparrow/plugins/tools/internal/workspace/workspacetest"
 )
 
 func TestIgnoreRules(t *testing.T) {
-	ws := tree(t, map[string]string{
+	ws := workspacetest.Tree(t, map[string]string{
 		".gitignore":                "# build output\n*.log\n/bin/\nbuild/\n!keep.log\ndocs/**/*.tmp\nsecret\\ name \nspace\\ \n[!a]x.o\n",
 		"sub/.gitignore":            "local.txt\n!important.log\n/anchored.txt\n",
 		"sub/deeper/.gitignore":     "!local.txt\n",
