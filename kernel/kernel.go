@@ -11,6 +11,7 @@ import (
 	"github.com/hashicorp/hcl/v2"
 
 	"github.com/sparrow-cli/sparrow/kernel/config"
+	"github.com/sparrow-cli/sparrow/kernel/gate"
 	"github.com/sparrow-cli/sparrow/kernel/pluginhost"
 	"github.com/sparrow-cli/sparrow/sdk"
 	"github.com/sparrow-cli/sparrow/sdk/sandbox"
@@ -120,6 +121,8 @@ func Open(opts Options) (*Kernel, hcl.Diagnostics) {
 		Exec:           opts.Exec,
 		ConfineInit:    opts.ConfineInit,
 		Workspace:      opts.Workspace,
+		WASMCacheDir:   cfg.Paths.CacheDir,
+		HidePath:       gate.New(gate.PolicyFromConfig(cfg, opts.Workspace)).Denied,
 	}, specs)
 	if err != nil {
 		k.closeLog()

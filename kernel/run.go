@@ -8,30 +8,52 @@ import (
 	"sync"
 
 	"github.com/sparrow-cli/sparrow/kernel/engine"
+	"github.com/sparrow-cli/sparrow/kernel/pluginhost"
 	"github.com/sparrow-cli/sparrow/sdk/plugin"
 	"github.com/sparrow-cli/sparrow/sdk/tool"
 )
+
+// ToolEntry is one tool and the plugin serving it.
+type ToolEntry struct {
+	Tool    tool.Tool
+	Plugin  string
+	Runtime pluginhost.Runtime
+	// Disabled is set when a `tool "NAME" { enabled = false }` block
+	// turns the tool off.
+	Disabled bool
+}
 
 // Tools starts every tool plugin in parallel and returns the tools they
 // serve, minus those a `tool "NAME" { enabled = false }` block disables.
 // A tool plugin that fails is reported in the error with the others'
 // tools still returned, so one broken plugin does not sink a run.
 func (k *Kernel) Tools(ctx context.Context) ([]tool.Tool, error) {
-	var names []string
-	for _, m := range k.Discovered {
-		if m.Kind == plugin.KindTool && k.unavailable[m.Name] == "" {
-			names = append(names, m.Name)
+	entries, err := k.ToolEntries(ctx)
+	var out []tool.Tool
+	for _, e := range entries {
+		if !e.Disabled {
+			out = append(out, e.Tool)
 		}
 	}
-	var (
-		mu    sync.Mutex
-		wg    sync.WaitGroup
-		tools []tool.Tool
-		errs  []error
-	)
-	for _, name := range names {
+	return out, err
+}
+
+// ToolEntries is every tool of every available tool plugin, disabled ones
+// included, in discovery order. When two plugins serve the same name, the
+// one found first is kept and the other is reported in the error.
+func (k *Kernel) ToolEntries(ctx context.Context) ([]ToolEntry, error) {
+	var plugins []*pluginhost.Manifest
+	for _, m := range k.Discovered {
+		if m.Kind == plugin.KindTool && k.unavailable[m.Name] == "" {
+			plugins = append(plugins, m)
+		}
+	}
+	served := make([][]tool.Tool, len(plugins))
+	errs := make([]error, len(plugins))
+	var wg sync.WaitGroup
+	for i, m := range plugins {
 		wg.Go(func() {
-			p, err := k.Plugins.Start(ctx, name)
+			p, err := k.Plugins.Start(ctx, m.Name)
 			var ts []tool.Tool
 			if err == nil {
 				ts, err = p.Tools(ctx)
@@ -47,29 +69,27 @@ func (k *Kernel) Tools(ctx context.Context) ([]tool.Tool, error) {
 					err = k.configure(ctx, p, plugin.KindTool, tn, tn, b)
 				}
 			}
-			mu.Lock()
-			defer mu.Unlock()
 			if err != nil {
-				errs = append(errs, err)
+				errs[i] = err
 				return
 			}
-			tools = append(tools, ts...)
+			served[i] = ts
 		})
 	}
 	wg.Wait()
-	out := tools[:0]
-	seen := map[string]bool{}
-	for _, t := range tools {
-		name := t.Spec().Name
-		if b := k.Config.Tools[name]; b != nil && !b.Enabled {
-			continue
+	var out []ToolEntry
+	seen := map[string]string{}
+	for i, ts := range served {
+		for _, t := range ts {
+			name := t.Spec().Name
+			if first, dup := seen[name]; dup {
+				errs = append(errs, fmt.Errorf("plugins %s and %s both serve a tool named %s; %s's is used", first, plugins[i].Name, name, first))
+				continue
+			}
+			seen[name] = plugins[i].Name
+			b := k.Config.Tools[name]
+			out = append(out, ToolEntry{Tool: t, Plugin: plugins[i].Name, Runtime: plugins[i].Runtime, Disabled: b != nil && !b.Enabled})
 		}
-		if seen[name] {
-			errs = append(errs, fmt.Errorf("two plugins serve a tool named %s; the first one found is used", name))
-			continue
-		}
-		seen[name] = true
-		out = append(out, t)
 	}
 	return out, errors.Join(errs...)
 }

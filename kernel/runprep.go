@@ -26,6 +26,9 @@ type RunOptions struct {
 	// Subscribe attaches renderers and surfaces to the run's bus before
 	// the first event.
 	Subscribe func(b *bus.Bus)
+	// NoModel prepares a run without a model, for Engine.CallTool: no
+	// provider is started and no model need be configured.
+	NoModel bool
 }
 
 // Run is a prepared run: call Engine.Run, then Close.
@@ -64,7 +67,7 @@ func (k *Kernel) PrepareRun(ctx context.Context, o RunOptions) (*Run, error) {
 	cfg := k.Config
 	// Start every plugin the run needs at once; the sequential steps below
 	// then wait only for the slowest start, not the sum.
-	go func() { _ = k.Plugins.StartAll(ctx, k.runPlugins()...) }()
+	go func() { _ = k.Plugins.StartAll(ctx, k.runPlugins(!o.NoModel)...) }()
 	runID := recorder.NewRunID(time.Now())
 	// The sandbox comes first: a backend may move the run's files (a git
 	// worktree), and everything after works where they are.
@@ -85,10 +88,16 @@ func (k *Kernel) PrepareRun(ctx context.Context, o RunOptions) (*Run, error) {
 	// The state the run starts from is snapshotted meanwhile: inputs.json
 	// names it, so `replay --execute` can start where this run did.
 	start := k.startCheckpoint(ctx, ws, runID)
-	routes, err := k.Routes(ctx, cfg.Model)
-	if err != nil {
-		r.Close()
-		return nil, err
+	var routes []engine.Route
+	if !o.NoModel {
+		if routes, err = k.Routes(ctx, cfg.Model); err != nil {
+			r.Close()
+			return nil, err
+		}
+	}
+	first := engine.Route{}
+	if len(routes) > 0 {
+		first = routes[0]
 	}
 	tools, toolErr := k.Tools(ctx)
 	if toolErr != nil {
@@ -112,9 +121,9 @@ func (k *Kernel) PrepareRun(ctx context.Context, o RunOptions) (*Run, error) {
 		return nil, fmt.Errorf("checkpoint the starting state: %w", st.err)
 	}
 	rec, err := recorder.Create(cfg.Paths.StateDir, recorder.Inputs{
-		RunID: runID, Task: red.String(o.Task), Workspace: ws, Model: routes[0].Name, Provider: routes[0].ProviderName,
+		RunID: runID, Task: red.String(o.Task), Workspace: ws, Model: first.Name, Provider: first.ProviderName,
 		Sandbox: cfg.Sandbox, RepoHEAD: repoHEAD(ws), StartCheckpoint: st.cp.ID, StartCommit: st.cp.Commit,
-		Seed:   routes[0].Seed,
+		Seed:   first.Seed,
 		Config: k.configSnapshot(), SparrowVersion: Version, Started: time.Now(),
 	})
 	if err != nil {
@@ -138,7 +147,7 @@ func (k *Kernel) PrepareRun(ctx context.Context, o RunOptions) (*Run, error) {
 		Tracker:  gate.NewTracker(cfg.Budget.MaxTurns, cfg.Budget.MaxUSD, int64(cfg.Budget.MaxTokens)),
 		Approver: o.Approver, System: engine.SystemPrompt(ws), VerifyCommand: cfg.VerifyCommand, Redact: red.String,
 		Checkpoints: runCheckpointer{store: store, runID: runID}, KeepFailedBatches: !cfg.Checkpoints.RollbackFailed,
-		Info: engine.RunInfo{Provider: routes[0].ProviderName, Sandbox: sbs.Backend, Mode: policy.Mode,
+		Info: engine.RunInfo{Provider: first.ProviderName, Sandbox: sbs.Backend, Mode: policy.Mode,
 			Autonomy: cfg.Autonomy.Level, MaxTurns: cfg.Budget.MaxTurns, SparrowVersion: Version,
 			SandboxProtections: sbs.Caps.Protections},
 	})
@@ -183,8 +192,9 @@ func repoHEAD(ws string) string {
 }
 
 // runPlugins names the plugins a run will start: the first model's
-// provider, every tool plugin and the sandbox's plugin.
-func (k *Kernel) runPlugins() []string {
+// provider (when the run has a model), every tool plugin and the
+// sandbox's plugin.
+func (k *Kernel) runPlugins(model bool) []string {
 	var names []string
 	add := func(kind plugin.Kind, component string) {
 		if b := componentBlocks(k.Config, kind)[component]; b != nil && b.Plugin != "" {
@@ -200,7 +210,9 @@ func (k *Kernel) runPlugins() []string {
 	if provider == "" {
 		provider = k.inferProvider(k.Config.Model)
 	}
-	add(plugin.KindProvider, provider)
+	if model {
+		add(plugin.KindProvider, provider)
+	}
 	add(plugin.KindSandbox, k.Config.Sandbox)
 	for _, m := range k.Discovered {
 		if m.Kind == plugin.KindTool && k.unavailable[m.Name] == "" {

@@ -5,6 +5,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"strings"
 	"sync"
 	"testing"
 
@@ -34,6 +35,9 @@ func (r removeBuilds) Run() int {
 	}
 	if helloBin != "" {
 		os.RemoveAll(filepath.Dir(helloBin))
+	}
+	if wasmGuests.dir != "" {
+		os.RemoveAll(wasmGuests.dir)
 	}
 	return code
 }
@@ -65,6 +69,7 @@ func builtPlugins(t testing.TB) string {
 			{"vercel-sandbox", "sandboxes/vercel", "sparrow-sandbox-vercel"},
 			{"replay", "providers/replay", "sparrow-provider-replay"},
 			{"core", "tools/core", "sparrow-tools"},
+			{"search", "tools/search", "search.wasm"},
 		} {
 			if buildErr = buildPlugin(buildDir, p[0], p[1], p[2]); buildErr != nil {
 				return
@@ -77,10 +82,16 @@ func builtPlugins(t testing.TB) string {
 	return buildDir
 }
 
+// buildPlugin builds one first-party plugin; an entry named *.wasm is a
+// WASI module built from cmd/<entry without .wasm>.
 func buildPlugin(dst, name, dir, entry string) error {
 	root := filepath.Join("..", "..", "plugins", dir)
 	out := filepath.Join(dst, name)
-	cmd := exec.Command("go", "build", "-o", filepath.Join(out, entry), "./cmd/"+entry)
+	cmdDir, isWASM := strings.CutSuffix(entry, ".wasm")
+	cmd := exec.Command("go", "build", "-o", filepath.Join(out, entry), "./cmd/"+cmdDir)
+	if isWASM {
+		cmd.Env = append(os.Environ(), "GOOS=wasip1", "GOARCH=wasm")
+	}
 	cmd.Dir = root
 	cmd.Stderr = os.Stderr
 	if err := cmd.Run(); err != nil {
@@ -123,10 +134,12 @@ func TestScripts(t *testing.T) {
 			return nil
 		},
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
-			"events": checkEvents,
-			"hello":  buildHello,
-			"serve":  serveDir,
-			"sshd":   startSSHD,
+			"events":    checkEvents,
+			"hello":     buildHello,
+			"jsontool":  buildJSONTool,
+			"serve":     serveDir,
+			"sshd":      startSSHD,
+			"wasmguest": buildWASMGuest,
 		},
 	})
 }

@@ -81,7 +81,7 @@ func TestExampleLoads(t *testing.T) {
 	for kind, names := range map[string][]string{
 		"provider": {"anthropic", "ollama", "openai"},
 		"sandbox":  {"docker", "local", "local-hardened", "modal", "singularity", "ssh", "worktree"},
-		"tool":     {"shell", "web_fetch"},
+		"tool":     {"grep", "shell", "web_fetch"},
 		"surface":  {"console"},
 	} {
 		var got []string

@@ -159,8 +159,6 @@ func New(o Options) (*Engine, error) {
 	switch {
 	case o.RunID == "" || o.Task == "" || o.Workspace == "":
 		return nil, errors.New("engine: run id, task and workspace are required")
-	case len(o.Routes) == 0:
-		return nil, errors.New("engine: no model to run")
 	case o.Sandbox == nil || o.Bus == nil || o.Gate == nil || o.Tracker == nil || o.Approver == nil:
 		return nil, errors.New("engine: sandbox, bus, gate, tracker and approver are required")
 	}
@@ -186,17 +184,25 @@ func (e *Engine) publish(p event.Payload) {
 // Run executes the run to its end and publishes RunFinished last. The
 // returned error is non-nil only when the run could not be recorded.
 func (e *Engine) Run(ctx context.Context) (Result, error) {
-	e.start = time.Now()
+	if len(e.o.Routes) == 0 {
+		return Result{}, errors.New("engine: no model to run")
+	}
 	first := e.o.Routes[0]
+	e.started(first.Name)
+	e.publish(&event.RouteSelected{Model: first.Name, Provider: e.o.Info.Provider, Reason: "configured model"})
+	status, reason := e.loop(ctx)
+	return e.finish(ctx, status, reason)
+}
+
+// started marks the run's start and publishes RunStarted.
+func (e *Engine) started(model string) {
+	e.start = time.Now()
 	e.publish(&event.RunStarted{
-		Task: e.o.Task, Workspace: e.o.Workspace, Model: first.Name, Provider: e.o.Info.Provider,
+		Task: e.o.Task, Workspace: e.o.Workspace, Model: model, Provider: e.o.Info.Provider,
 		Sandbox: e.o.Info.Sandbox, Mode: e.o.Info.Mode, Autonomy: e.o.Info.Autonomy,
 		MaxTurns: e.o.Info.MaxTurns, SparrowVersion: e.o.Info.SparrowVersion,
 		SandboxProtections: e.o.Info.SandboxProtections,
 	})
-	e.publish(&event.RouteSelected{Model: first.Name, Provider: e.o.Info.Provider, Reason: "configured model"})
-	status, reason := e.loop(ctx)
-	return e.finish(ctx, status, reason)
 }
 
 func (e *Engine) finish(ctx context.Context, status, reason string) (Result, error) {

@@ -120,6 +120,15 @@ func (g *Gate) checkPaths(p Policy, c Call, j judged) (Verdict, bool) {
 	return Verdict{}, false
 }
 
+// Denied reports whether a workspace-relative path (slash- or
+// OS-separated) is a denied path under the gate's policy, by the same rule
+// as a call's path arguments. Runtimes that give tools a view of the
+// workspace (WASM tools) hide such paths.
+func (g *Gate) Denied(rel string) bool {
+	_, ok := g.deniedPath(rel)
+	return ok
+}
+
 // deniedPath returns the first denied entry that any of the given paths
 // hits: a plain entry matches any single component (".env" denies
 // "src/.env" and ".env"), an entry with a slash matches the path or one of

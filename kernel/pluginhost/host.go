@@ -18,6 +18,7 @@ import (
 	"github.com/hashicorp/go-plugin/runner"
 	"google.golang.org/grpc"
 
+	"github.com/sparrow-cli/sparrow/kernel/wasmtool"
 	"github.com/sparrow-cli/sparrow/sdk"
 	"github.com/sparrow-cli/sparrow/sdk/plugin"
 	"github.com/sparrow-cli/sparrow/sdk/provider"
@@ -58,6 +59,13 @@ type Options struct {
 	// Workspace is the directory confined tool plugins (and surfaces that
 	// declare it) get read-write; see also [Host.SetWorkspace].
 	Workspace string
+	// WASMCacheDir is where compiled WASM modules are kept between runs
+	// (see wasmtool.Options.CacheDir); empty keeps them in memory only.
+	WASMCacheDir string
+	// HidePath reports whether a workspace-relative path (slash-separated)
+	// is denied: WASM tools can neither see nor touch such paths. nil
+	// hides nothing.
+	HidePath func(rel string) bool
 }
 
 // Spec is one plugin the host may start.
@@ -83,6 +91,10 @@ type Host struct {
 
 	probeOnce   sync.Once
 	confinement Confinement
+
+	wasmOnce sync.Once
+	wasm     *wasmtool.Runtime
+	wasmErr  error
 }
 
 type entry struct {
@@ -188,6 +200,11 @@ func (h *Host) Close() {
 		})
 	}
 	wg.Wait()
+	// Once done, no runtime can be created; one that was is closed.
+	h.wasmOnce.Do(func() { h.wasmErr = errors.New("the plugin host is closed") })
+	if h.wasm != nil {
+		_ = h.wasm.Close(context.Background())
+	}
 }
 
 func (h *Host) launch(ctx context.Context, spec Spec) (*Plugin, error) {
@@ -204,8 +221,8 @@ func (h *Host) launch(ctx context.Context, spec Spec) (*Plugin, error) {
 		}
 		return nil, e
 	}
-	if m.Runtime != RuntimeGRPC {
-		return fail(fmt.Errorf("runtime %q plugins are run by the WASM runtime, not as processes", m.Runtime), nil)
+	if m.Runtime == RuntimeWASM {
+		return h.launchWASM(ctx, spec)
 	}
 	if v := semver.MustParse(sdk.Version); !m.SDK.Check(v) {
 		return nil, &SDKError{Plugin: m.Name, Constraint: m.SDKRange, SDK: sdk.Version}

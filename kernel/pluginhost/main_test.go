@@ -29,7 +29,11 @@ func TestMain(m *testing.M) {
 		servePlugin(mode)
 		os.Exit(0)
 	}
-	os.Exit(m.Run())
+	code := m.Run()
+	if wasmDir != "" {
+		os.RemoveAll(wasmDir)
+	}
+	os.Exit(code)
 }
 
 func servePlugin(mode string) {

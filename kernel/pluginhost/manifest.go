@@ -48,6 +48,10 @@ type Manifest struct {
 	// Description is one line for `sparrow plugin list`.
 	Description  string
 	Capabilities Capabilities
+	// Tools describe a WASM tool plugin's tools, one per component in
+	// component order: what the kernel knows of a module without running
+	// it. Empty for gRPC plugins, which describe themselves.
+	Tools []WASMTool
 	// File is the manifest's path.
 	File string
 }
@@ -66,6 +70,10 @@ type Capabilities struct {
 	// Workspace gives a surface plugin the workspace read-write. Tool
 	// plugins always have it; provider plugins never do.
 	Workspace bool
+	// Clock and Random give a WASM module the host's real clock and
+	// entropy; without them it sees deterministic fakes. Only WASM
+	// plugins declare them.
+	Clock, Random bool
 }
 
 type manifestFile struct {
@@ -83,6 +91,7 @@ type manifestBlock struct {
 	Components   []string          `hcl:"components"`
 	Description  string            `hcl:"description,optional"`
 	Capabilities *capabilitiesBody `hcl:"capabilities,block"`
+	Tools        []toolBlock       `hcl:"tool,block"`
 	Remain       hcl.Body          `hcl:",remain"`
 }
 
@@ -91,6 +100,8 @@ type capabilitiesBody struct {
 	Paths     []string `hcl:"paths,optional"`
 	Env       []string `hcl:"env,optional"`
 	Workspace bool     `hcl:"workspace,optional"`
+	Clock     bool     `hcl:"clock,optional"`
+	Random    bool     `hcl:"random,optional"`
 }
 
 var (
@@ -178,7 +189,8 @@ func ParseManifest(path string, src []byte) (*Manifest, hcl.Diagnostics) {
 		}
 	}
 	if c := b.Capabilities; c != nil {
-		m.Capabilities = Capabilities{Network: c.Network, Paths: c.Paths, Env: c.Env, Workspace: c.Workspace}
+		m.Capabilities = Capabilities{Network: c.Network, Paths: c.Paths, Env: c.Env, Workspace: c.Workspace,
+			Clock: c.Clock, Random: c.Random}
 		for _, p := range c.Paths {
 			if !filepath.IsAbs(p) && !strings.HasPrefix(p, "~/") {
 				diags = append(diags, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: "Invalid plugin manifest",
@@ -196,6 +208,7 @@ func ParseManifest(path string, src []byte) (*Manifest, hcl.Diagnostics) {
 			}
 		}
 	}
+	diags = append(diags, m.checkRuntime(b, content.Blocks[0])...)
 	if diags.HasErrors() {
 		return nil, diags
 	}

@@ -31,6 +31,8 @@ type Plugin struct {
 	stderr *stderrTail
 	// confined is what the process was confined to; nil when unconfined.
 	confined *access
+	// module is set instead of client for a WASM plugin.
+	module *wasmModule
 }
 
 // Confinement lists what the plugin process was confined to ("network
@@ -110,30 +112,53 @@ func (p *Plugin) PID() int {
 	return n
 }
 
-// Exited reports whether the plugin process has ended.
-func (p *Plugin) Exited() bool { return p.client.Exited() }
+// Exited reports whether the plugin process has ended. A WASM plugin has
+// no process: each call is its own instance.
+func (p *Plugin) Exited() bool { return p.client != nil && p.client.Exited() }
 
 // Stderr returns the plugin's last stderr lines.
-func (p *Plugin) Stderr() []string { return p.stderr.Lines() }
+func (p *Plugin) Stderr() []string {
+	if p.stderr == nil {
+		return nil
+	}
+	return p.stderr.Lines()
+}
 
-// Ping asks the plugin for its info again; doctor uses it.
+// Ping asks the plugin for its info again; doctor uses it. A WASM plugin
+// was compiled at start and has nothing to answer.
 func (p *Plugin) Ping(ctx context.Context) error {
+	if p.module != nil {
+		return nil
+	}
 	_, err := p.raw.(base).Info(ctx, "")
 	return p.wrap("ping", err)
 }
 
 // Schema returns a component's configuration schema.
 func (p *Plugin) Schema(ctx context.Context, component string) (plugin.Schema, error) {
+	if p.module != nil {
+		return wasmSchema(), p.component(plugin.KindTool, component)
+	}
 	s, err := p.raw.(base).Schema(ctx, component)
 	return s, p.wrap(component+": schema", err)
 }
 
 // Configure hands a component its configuration.
 func (p *Plugin) Configure(ctx context.Context, component string, cfg plugin.Config) error {
+	if p.module != nil {
+		if err := p.module.configure(component, cfg); err != nil {
+			return &Error{Plugin: p.Manifest.Name, Op: component + ": configure", Err: err}
+		}
+		return nil
+	}
 	return p.wrap(component+": configure", p.raw.(base).Configure(ctx, component, cfg))
 }
 
 func (p *Plugin) kill() {
+	if p.module != nil {
+		_ = p.module.module.Close(context.Background())
+		return
+	}
 	p.client.Kill()
 	if p.runner != nil {
 		killGroup(p.PID())

@@ -20,6 +20,9 @@ func (p *Plugin) Tools(ctx context.Context) ([]tool.Tool, error) {
 	if p.Manifest.Kind != plugin.KindTool {
 		return nil, fmt.Errorf("plugin %s is a %s plugin, not a tool plugin", p.Manifest.Name, p.Manifest.Kind)
 	}
+	if p.module != nil {
+		return p.wasmTools(), nil
+	}
 	tools, err := p.raw.(*tool.Client).Tools(ctx)
 	if err != nil {
 		return nil, p.wrap("describe tools", err)

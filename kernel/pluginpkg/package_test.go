@@ -236,11 +236,26 @@ func TestArchiveLayout(t *testing.T) {
 	}
 }
 
+// wasmHelloManifest is helloManifest as a WASM tool plugin.
+const wasmHelloManifest = `plugin "hello" {
+  kind       = "tool"
+  version    = "0.2.0"
+  sdk        = ">= 0.1.0, < 0.2.0"
+  runtime    = "wasm"
+  entry      = "hello.wasm"
+  components = ["greet"]
+  tool "greet" {
+    risk         = "read-only"
+    description  = "Greets."
+    input_schema = { type = "object" }
+  }
+}
+`
+
 func TestPackageWASM(t *testing.T) {
 	src, mirror := t.TempDir(), t.TempDir()
 	writeTree(t, src, map[string]string{
-		"plugin.hcl": strings.NewReplacer(`entry      = "hello"`, `runtime    = "wasm"
-  entry      = "hello.wasm"`).Replace(helloManifest),
+		"plugin.hcl": wasmHelloManifest,
 		"hello.wasm": "\x00asm module",
 		"README.md":  "# hello\n",
 	})
@@ -393,7 +408,7 @@ func TestRepublishing(t *testing.T) {
 }
 
 func TestPackageRefusals(t *testing.T) {
-	wasmManifest := strings.Replace(helloManifest, `entry      = "hello"`, "runtime    = \"wasm\"\n  entry      = \"hello.wasm\"", 1)
+	wasmManifest := wasmHelloManifest
 	pinned := func(pin string) string {
 		return strings.Replace(helloManifest, `entry      = "hello"`, "entry      = \"hello\"\n  sha256     = \""+pin+"\"", 1)
 	}

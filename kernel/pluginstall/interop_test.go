@@ -43,6 +43,11 @@ func TestInstallWhatPluginpkgPublishes(t *testing.T) {
   runtime    = "wasm"
   entry      = "hello.wasm"
   components = ["hello-wasm"]
+  tool "hello-wasm" {
+    risk         = "read-only"
+    description  = "Greets."
+    input_schema = { type = "object" }
+  }
 }
 `,
 		"hello.wasm": "\x00asm\x01\x00\x00\x00",

@@ -15,6 +15,7 @@ import (
 	"github.com/sparrow-cli/sparrow/kernel/config"
 	"github.com/sparrow-cli/sparrow/kernel/pluginhost"
 	"github.com/sparrow-cli/sparrow/sdk"
+	"github.com/sparrow-cli/sparrow/sdk/plugin"
 )
 
 func (a *app) pluginListCmd() *command {
@@ -150,7 +151,13 @@ func (a *app) pluginInfoCmd() *command {
 		if m.Description != "" {
 			fmt.Fprintf(w, "about:\t%s\n", m.Description)
 		}
-		fmt.Fprintf(w, "network:\t%t\nenv:\t%s\npaths:\t%s\n", m.Capabilities.Network, strings.Join(m.Capabilities.Env, ", "), strings.Join(m.Capabilities.Paths, ", "))
+		if m.Runtime == pluginhost.RuntimeWASM {
+			fmt.Fprintf(w, "authority:\t%s\n", wasmAuthority(m))
+		} else {
+			c := m.Capabilities
+			fmt.Fprintf(w, "network:\t%t\nworkspace:\t%t\nenv:\t%s\npaths:\t%s\n", c.Network || m.Kind == plugin.KindProvider,
+				c.Workspace || m.Kind == plugin.KindTool, strings.Join(c.Env, ", "), strings.Join(c.Paths, ", "))
+		}
 		t := k.Trust(m.Name)
 		fmt.Fprintf(w, "signer:\t%s\n", signerText(t))
 		if t.Locked != "" {
@@ -168,9 +175,17 @@ func (a *app) pluginInfoCmd() *command {
 		if err != nil {
 			return a.fail(err)
 		}
-		fmt.Fprintf(a.env.Stdout, "sha256: %s\nrunning: pid %d, sdk %s\n\ncomponents:\n", p.SHA256, p.PID(), p.Info.SDKVersion)
+		if m.Runtime == pluginhost.RuntimeWASM {
+			fmt.Fprintf(a.env.Stdout, "sha256: %s\ncompiled: in-process WASM module, a fresh instance per call\n\ncomponents:\n", p.SHA256)
+		} else {
+			fmt.Fprintf(a.env.Stdout, "sha256: %s\nrunning: pid %d, sdk %s\n\ncomponents:\n", p.SHA256, p.PID(), p.Info.SDKVersion)
+		}
+		risks := map[string]string{}
+		for _, t := range m.Tools {
+			risks[t.Spec.Name] = " (" + string(t.Spec.Risk) + ")"
+		}
 		for _, comp := range p.Info.Components {
-			fmt.Fprintf(a.env.Stdout, "  %s %s", m.Kind, comp.Name)
+			fmt.Fprintf(a.env.Stdout, "  %s %s%s", m.Kind, comp.Name, risks[comp.Name])
 			if comp.Description != "" {
 				fmt.Fprintf(a.env.Stdout, " — %s", comp.Description)
 			}
@@ -197,6 +212,20 @@ func (a *app) pluginInfoCmd() *command {
 		return ExitOK
 	}
 	return c
+}
+
+// wasmAuthority says what a WASM plugin's module may reach.
+func wasmAuthority(m *pluginhost.Manifest) string {
+	grants := "no clock, no randomness (deterministic fakes)"
+	switch c := m.Capabilities; {
+	case c.Clock && c.Random:
+		grants = "the real clock and randomness"
+	case c.Clock:
+		grants = "the real clock; no randomness (a deterministic fake)"
+	case c.Random:
+		grants = "randomness; no clock (a deterministic fake)"
+	}
+	return "the workspace only (read-only unless a mutating call was allowed; denied paths hidden), no network, no environment, " + grants
 }
 
 func (a *app) usageError(usage, format string, args ...any) int {

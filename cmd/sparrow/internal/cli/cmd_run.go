@@ -118,6 +118,11 @@ type runSpec struct {
 	approver func(r renderer) engine.Approver
 	// tap sees every event, after the renderers.
 	tap func(event.Event)
+	// render replaces the renderer --json chooses.
+	render renderer
+	// drive runs the prepared engine; nil means a model run (Engine.Run).
+	// A drive needs no model (`tool call`).
+	drive func(ctx context.Context, e *engine.Engine) (engine.Result, error)
 }
 
 // execute prepares and drives one run, rendering it as it goes. err is
@@ -137,6 +142,9 @@ func (a *app) execute(s runSpec) (engine.Result, string, error) {
 		return engine.Result{}, "", &exitError{code: code}
 	}
 	out := a.renderer(s.json)
+	if s.render != nil {
+		out = s.render
+	}
 	approver := a.approver(s.yes, out)
 	if s.approver != nil {
 		approver = s.approver(out)
@@ -148,7 +156,7 @@ func (a *app) execute(s runSpec) (engine.Result, string, error) {
 			b.SubscribeSync("tap", func(e event.Event) error { s.tap(e); return nil })
 		}
 	}
-	run, err := k.PrepareRun(a.ctx, kernel.RunOptions{Task: s.task, Approver: approver, Subscribe: subscribe})
+	run, err := k.PrepareRun(a.ctx, kernel.RunOptions{Task: s.task, Approver: approver, Subscribe: subscribe, NoModel: s.drive != nil})
 	if err != nil {
 		return engine.Result{}, "", err
 	}
@@ -157,12 +165,16 @@ func (a *app) execute(s runSpec) (engine.Result, string, error) {
 		fmt.Fprintf(a.env.Stderr, "sparrow: warning: %s\n", w)
 	}
 	current.Store(run.Engine)
-	res, err := run.Engine.Run(a.ctx)
+	drive := s.drive
+	if drive == nil {
+		drive = func(ctx context.Context, e *engine.Engine) (engine.Result, error) { return e.Run(ctx) }
+	}
+	res, err := drive(a.ctx, run.Engine)
 	run.Close()
 	out.finish(res, run.Dir)
 	notices := a.env.Stdout
-	if s.json {
-		notices = a.env.Stderr // stdout is the event stream
+	if s.json || s.drive != nil {
+		notices = a.env.Stderr // stdout is the event stream, or a tool's result
 	}
 	for _, n := range run.Notices {
 		fmt.Fprintln(notices, n)

@@ -1,0 +1,240 @@
+package pluginhost
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/Masterminds/semver/v3"
+
+	"github.com/sparrow-cli/sparrow/kernel/wasmtool"
+	"github.com/sparrow-cli/sparrow/sdk"
+	"github.com/sparrow-cli/sparrow/sdk/plugin"
+	"github.com/sparrow-cli/sparrow/sdk/sandbox"
+	"github.com/sparrow-cli/sparrow/sdk/tool"
+)
+
+// WASM limits: the memory a call gets when its manifest names none, and
+// the most any manifest or config may give.
+const (
+	defaultWASMMemory = 256 << 20
+	maxWASMMemory     = 1 << 30
+	wasmPageSize      = 64 << 10
+	// maxModuleBytes bounds what is read of an entry file.
+	maxModuleBytes = 256 << 20
+)
+
+// wasmModule is a started WASM plugin: its compiled module, and each
+// tool's limits once configured.
+type wasmModule struct {
+	module *wasmtool.Module
+	// hide is Options.HidePath.
+	hide   func(string) bool
+	mu     sync.Mutex
+	limits map[string]WASMTool
+}
+
+// wasmRuntime returns the Host's WASM runtime, created on first use with
+// its compilation cache under Options.WASMCacheDir.
+func (h *Host) wasmRuntime(ctx context.Context) (*wasmtool.Runtime, error) {
+	h.wasmOnce.Do(func() {
+		h.wasm, h.wasmErr = wasmtool.New(ctx, wasmtool.Options{CacheDir: h.opts.WASMCacheDir, MaxMemoryPages: maxWASMMemory / wasmPageSize})
+	})
+	return h.wasm, h.wasmErr
+}
+
+// launchWASM reads, verifies and compiles a WASM plugin's module. Nothing
+// runs: the manifest says what the tools are, and each call runs the
+// module in a fresh instance.
+func (h *Host) launchWASM(ctx context.Context, spec Spec) (*Plugin, error) {
+	m := spec.Manifest
+	fail := func(err error) (*Plugin, error) { return nil, &Error{Plugin: m.Name, Op: "start", Err: err} }
+	if v := semver.MustParse(sdk.Version); !m.SDK.Check(v) {
+		return nil, &SDKError{Plugin: m.Name, Constraint: m.SDKRange, SDK: sdk.Version}
+	}
+	pin, pinnedBy := spec.SHA256, spec.PinnedBy
+	if pin == "" && m.SHA256 != "" {
+		pin, pinnedBy = m.SHA256, m.File
+	}
+	code, sum, err := readModule(m.Entry, pin, pinnedBy)
+	if err != nil {
+		return fail(err)
+	}
+	rt, err := h.wasmRuntime(ctx)
+	if err != nil {
+		return fail(err)
+	}
+	for _, t := range m.Tools {
+		if t.MemoryBytes > maxWASMMemory {
+			return fail(fmt.Errorf("tool %s asks for %d MiB of memory; the most a WASM tool may have is %d MiB", t.Spec.Name, t.MemoryBytes>>20, maxWASMMemory>>20))
+		}
+	}
+	mod, err := rt.Load(ctx, code, m.Name, wasmtool.Grants{Clock: m.Capabilities.Clock, Random: m.Capabilities.Random})
+	if err != nil {
+		return fail(err)
+	}
+	info := plugin.Info{Kind: plugin.KindTool, SDKVersion: sdk.Version}
+	limits := map[string]WASMTool{}
+	for _, t := range m.Tools {
+		info.Components = append(info.Components, plugin.ComponentInfo{Name: t.Spec.Name, Description: firstLine(t.Spec.Description)})
+		limits[t.Spec.Name] = t
+	}
+	return &Plugin{Manifest: m, Info: info, SHA256: sum, module: &wasmModule{module: mod, hide: h.opts.HidePath, limits: limits}}, nil
+}
+
+// readModule reads a module into memory, hashing it, and checks the hash
+// against want when set: the bytes checked are the bytes compiled.
+func readModule(path, want, pinnedBy string) ([]byte, string, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, "", err
+	}
+	defer f.Close()
+	code, err := io.ReadAll(io.LimitReader(f, maxModuleBytes+1))
+	if err != nil {
+		return nil, "", fmt.Errorf("read %s: %w", path, err)
+	}
+	if len(code) > maxModuleBytes {
+		return nil, "", fmt.Errorf("%s is larger than %d MiB; refusing to load it", path, maxModuleBytes>>20)
+	}
+	h := sha256.Sum256(code)
+	sum := hex.EncodeToString(h[:])
+	if want != "" && !strings.EqualFold(want, sum) {
+		return nil, "", &HashMismatchError{Path: path, Want: want, Got: sum, PinnedBy: pinnedBy}
+	}
+	return code, sum, nil
+}
+
+func firstLine(s string) string {
+	s, _, _ = strings.Cut(strings.TrimSpace(s), "\n")
+	return s
+}
+
+// wasmSchema is the configuration a WASM tool accepts: limits that may
+// only tighten what its manifest (or the default) allows.
+func wasmSchema() plugin.Schema {
+	return plugin.Schema{Attributes: []plugin.Attribute{
+		{Name: "timeout", Type: plugin.Duration, Description: "wall-time limit per call, at most the manifest's"},
+		{Name: "memory", Type: plugin.String, Description: "memory cap per call, such as \"64MiB\", at most the manifest's"},
+		{Name: "max_output", Type: plugin.String, Description: "output cap per call, such as \"256KiB\", at most the manifest's"},
+	}}
+}
+
+// configure applies a tool block's limits; each may only tighten.
+func (w *wasmModule) configure(name string, cfg plugin.Config) error {
+	var v struct {
+		Timeout   string `json:"timeout"`
+		Memory    string `json:"memory"`
+		MaxOutput string `json:"max_output"`
+	}
+	if err := cfg.Decode(&v); err != nil {
+		return err
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	t, ok := w.limits[name]
+	if !ok {
+		return fmt.Errorf("no tool %q", name)
+	}
+	if v.Timeout != "" {
+		d, err := time.ParseDuration(v.Timeout)
+		if err != nil || d <= 0 {
+			return fmt.Errorf("timeout %q: want a duration such as \"10s\"", v.Timeout)
+		}
+		if limit := orDefault(t.Timeout, wasmtool.DefaultTimeout); d > limit {
+			return fmt.Errorf("timeout %s is above the tool's %s; config may only tighten a WASM tool's limits", d, limit)
+		}
+		t.Timeout = d
+	}
+	tighten := func(attr, s string, dst *int64, limit int64) error {
+		if s == "" {
+			return nil
+		}
+		n, err := sandbox.ParseSize(s)
+		if err != nil || n <= 0 {
+			return fmt.Errorf("%s %q: want a size such as \"64MiB\"", attr, s)
+		}
+		if n > limit {
+			return fmt.Errorf("%s %s is above the tool's %d bytes; config may only tighten a WASM tool's limits", attr, s, limit)
+		}
+		*dst = n
+		return nil
+	}
+	if err := tighten("memory", v.Memory, &t.MemoryBytes, orDefault(t.MemoryBytes, defaultWASMMemory)); err != nil {
+		return err
+	}
+	if err := tighten("max_output", v.MaxOutput, &t.MaxOutputBytes, orDefault(t.MaxOutputBytes, wasmtool.DefaultMaxOutputBytes)); err != nil {
+		return err
+	}
+	w.limits[name] = t
+	return nil
+}
+
+func orDefault[T comparable](v, def T) T {
+	var zero T
+	if v == zero {
+		return def
+	}
+	return v
+}
+
+// wasmTools returns the plugin's tools, which run its module.
+func (p *Plugin) wasmTools() []tool.Tool {
+	out := make([]tool.Tool, len(p.Manifest.Tools))
+	for i, t := range p.Manifest.Tools {
+		out[i] = &wasmToolProxy{p: p, spec: t.Spec, hide: p.module.hide}
+	}
+	return out
+}
+
+// wasmToolProxy is one tool of a WASM plugin. To the engine and the gate
+// it is a tool like any other.
+type wasmToolProxy struct {
+	p    *Plugin
+	spec tool.Spec
+	hide func(string) bool
+}
+
+func (x *wasmToolProxy) Spec() tool.Spec { return x.spec }
+
+// Invoke runs the module once. The workspace is writable only for a tool
+// whose declared risk changes files: the engine invokes a tool only after
+// the gate allowed the call, so a read-only tool never gets more than a
+// read-only view. A breached limit, trap or bad exit is an error naming
+// the plugin and the tool; the tool's own error is an error result.
+func (x *wasmToolProxy) Invoke(ctx context.Context, call *tool.Call) (tool.Result, error) {
+	w := x.p.module
+	w.mu.Lock()
+	lim := w.limits[x.spec.Name]
+	w.mu.Unlock()
+	mem := orDefault(lim.MemoryBytes, defaultWASMMemory)
+	res, err := w.module.Call(ctx, wasmtool.Call{
+		Tool: x.spec.Name, Args: call.Arguments, Workspace: call.Workspace, Hide: x.hide,
+		Writable:       x.spec.Risk == tool.RiskMutating || x.spec.Risk == tool.RiskDestructive,
+		Timeout:        lim.Timeout,
+		MaxOutputBytes: int(lim.MaxOutputBytes),
+		MaxMemoryPages: uint32((mem + wasmPageSize - 1) / wasmPageSize),
+	})
+	if err != nil {
+		if ctx.Err() != nil && errors.Is(err, ctx.Err()) {
+			return tool.Result{}, ctx.Err()
+		}
+		var ce *wasmtool.CallError
+		if errors.As(err, &ce) && ce.Kind == wasmtool.KindCanceled && ctx.Err() != nil {
+			return tool.Result{}, ctx.Err()
+		}
+		// A *wasmtool.CallError already says "tool NAME: ...".
+		return tool.Result{}, fmt.Errorf("plugin %s: %w", x.p.Manifest.Name, err)
+	}
+	if res.Error != "" {
+		return tool.Result{Content: res.Error, IsError: true}, nil
+	}
+	return tool.Result{Content: res.Output}, nil
+}
