@@ -107,20 +107,7 @@ func TestParseManifestErrors(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			m, diags := pluginhost.ParseManifest("/p/x/plugin.hcl", []byte(tc.src))
-			if !diags.HasErrors() || m != nil {
-				t.Fatalf("accepted: %+v", m)
-			}
-			var all []string
-			for _, d := range diags {
-				all = append(all, d.Error())
-			}
-			text := strings.Join(all, "\n")
-			for _, w := range tc.want {
-				if !strings.Contains(text, w) {
-					t.Errorf("diagnostics lack %q:\n%s", w, text)
-				}
-			}
+			assertRefused(t, tc.src, tc.want)
 		})
 	}
 }
@@ -168,5 +155,25 @@ func TestDiscover(t *testing.T) {
 	}
 	if !diags.HasErrors() || !strings.Contains(diags.Error(), filepath.Join("broken", "plugin.hcl")) {
 		t.Errorf("broken manifest not reported: %v", diags)
+	}
+}
+
+// assertRefused parses src as a manifest and checks that it is refused
+// with diagnostics containing each of want.
+func assertRefused(t *testing.T, src string, want []string) {
+	t.Helper()
+	m, diags := pluginhost.ParseManifest("/p/x/plugin.hcl", []byte(src))
+	if !diags.HasErrors() || m != nil {
+		t.Fatalf("accepted: %+v", m)
+	}
+	var all []string
+	for _, d := range diags {
+		all = append(all, d.Error())
+	}
+	text := strings.Join(all, "\n")
+	for _, w := range want {
+		if !strings.Contains(text, w) {
+			t.Errorf("diagnostics lack %q:\n%s", w, text)
+		}
 	}
 }

@@ -123,3 +123,18 @@ func uleb(n int) []byte {
 }
 
 func le32(n int) []byte { return []byte{byte(n), byte(n >> 8), byte(n >> 16), byte(n >> 24)} }
+
+// BenchmarkCallHandwritten is the ABI's floor: a call of a module with no
+// language runtime to start.
+func BenchmarkCallHandwritten(b *testing.B) {
+	r := newRuntime(b, Options{})
+	m, err := r.Load(context.Background(), handwrittenModule(`{"output":"ok"}`), "floor", Grants{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	for b.Loop() {
+		if _, err := m.Call(context.Background(), Call{Args: []byte(`{}`)}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

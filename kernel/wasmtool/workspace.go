@@ -363,18 +363,11 @@ func (w *workspaceFS) Symlink(target, link string) sys.Errno {
 // Link implements sys.FS: a hard link to a file or symbolic link (not
 // followed). A hidden source is ENOENT, a hidden destination EPERM.
 func (w *workspaceFS) Link(oldPath, newPath string) sys.Errno {
-	from, errno := w.change(oldPath, false, false)
+	from, to, errno := w.changePair(oldPath, newPath)
 	if errno != 0 {
 		return errno
 	}
 	defer from.close()
-	if !from.exists() {
-		return sys.ENOENT
-	}
-	to, errno := w.change(newPath, false, true)
-	if errno != 0 {
-		return errno
-	}
 	defer to.close()
 	switch {
 	case to.exists():
@@ -392,18 +385,11 @@ func (w *workspaceFS) Link(oldPath, newPath string) sys.Errno {
 // and so is moving a directory that would bring a hidden path into view
 // (a path hidden under the old name but not under the new one).
 func (w *workspaceFS) Rename(from, to string) sys.Errno {
-	src, errno := w.change(from, false, false)
+	src, dst, errno := w.changePair(from, to)
 	if errno != 0 {
 		return errno
 	}
 	defer src.close()
-	if !src.exists() {
-		return sys.ENOENT
-	}
-	dst, errno := w.change(to, false, true)
-	if errno != 0 {
-		return errno
-	}
 	defer dst.close()
 	switch {
 	case src.rel == "." || dst.rel == ".":
@@ -420,6 +406,23 @@ func (w *workspaceFS) Rename(from, to string) sys.Errno {
 		return sys.UnwrapOSError(src.dir.Rename(src.name, dst.name))
 	}
 	return renameAt(src.dir, src.name, dst.dir, dst.name)
+}
+
+// changePair resolves the two ends of a link or rename, neither followed:
+// src must exist; dst may be created. On success the caller closes both.
+func (w *workspaceFS) changePair(from, to string) (src, dst entry, errno sys.Errno) {
+	if src, errno = w.change(from, false, false); errno != 0 {
+		return entry{}, entry{}, errno
+	}
+	if !src.exists() {
+		src.close()
+		return entry{}, entry{}, sys.ENOENT
+	}
+	if dst, errno = w.change(to, false, true); errno != 0 {
+		src.close()
+		return entry{}, entry{}, errno
+	}
+	return src, dst, 0
 }
 
 // checkReveals refuses (EPERM) to move the directory src to newRel when

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"sync"
+	"time"
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
@@ -192,6 +193,16 @@ func runExec(ctx context.Context, stream execClientStream, start *pb.ExecStart, 
 			}
 		case *pb.ExecOutput_Exit:
 			closeSend()
+			// A command the plugin stopped because the call's context
+			// ended (its deadline travels with the call, and the plugin's
+			// timer may fire before ours does) is the caller's
+			// cancellation, not the command's own exit.
+			if err := ctx.Err(); err != nil {
+				return Exit{}, err
+			}
+			if dl, ok := ctx.Deadline(); ok && !time.Now().Before(dl) {
+				return Exit{}, context.DeadlineExceeded
+			}
 			return exitFromProto(v.Exit), nil
 		}
 	}
