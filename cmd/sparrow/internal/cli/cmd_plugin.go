@@ -81,11 +81,11 @@ func (a *app) pluginStatuses(k *kernel.Kernel, check bool) map[string]pluginStat
 		case k.Unavailable(m.Name) != "":
 			out[m.Name] = pluginStatus{text: "unavailable: " + k.Unavailable(m.Name)}
 			continue
-		case m.Runtime != pluginhost.RuntimeGRPC:
-			out[m.Name] = pluginStatus{text: "ready (" + string(m.Runtime) + ")"}
-			continue
 		case !m.SDK.Check(ours):
 			out[m.Name] = pluginStatus{text: fmt.Sprintf("incompatible: needs SDK %s", m.SDKRange), failed: true}
+			continue
+		case !check && m.Runtime == pluginhost.RuntimeWASM:
+			out[m.Name] = pluginStatus{text: "ready (wasm)"}
 			continue
 		case !check:
 			out[m.Name] = pluginStatus{text: "ready"}
@@ -114,7 +114,11 @@ func (a *app) probe(k *kernel.Kernel, name string) pluginStatus {
 		first, _, _ := strings.Cut(err.Error(), "\n")
 		return pluginStatus{text: "failed: " + first, failed: true}
 	}
-	return pluginStatus{text: fmt.Sprintf("running (pid %d, answered in %s)", p.PID(), time.Since(start).Round(time.Millisecond))}
+	took := time.Since(start).Round(time.Millisecond)
+	if p.Manifest.Runtime == pluginhost.RuntimeWASM {
+		return pluginStatus{text: fmt.Sprintf("compiled (wasm, validated and loaded in %s)", took)}
+	}
+	return pluginStatus{text: fmt.Sprintf("running (pid %d, answered in %s)", p.PID(), took)}
 }
 
 func (a *app) pluginInfoCmd() *command {
