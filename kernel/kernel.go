@@ -122,7 +122,7 @@ func Open(opts Options) (*Kernel, hcl.Diagnostics) {
 		ConfineInit:    opts.ConfineInit,
 		Workspace:      opts.Workspace,
 		WASMCacheDir:   cfg.Paths.CacheDir,
-		HidePath:       gate.New(gate.PolicyFromConfig(cfg, opts.Workspace)).Denied,
+		HidePath:       gate.DeniedMatcher(cfg.Permissions.DeniedPaths),
 	}, specs)
 	if err != nil {
 		k.closeLog()

@@ -120,13 +120,21 @@ func (g *Gate) checkPaths(p Policy, c Call, j judged) (Verdict, bool) {
 	return Verdict{}, false
 }
 
-// Denied reports whether a workspace-relative path (slash- or
-// OS-separated) is a denied path under the gate's policy, by the same rule
-// as a call's path arguments. Runtimes that give tools a view of the
-// workspace (WASM tools) hide such paths.
-func (g *Gate) Denied(rel string) bool {
-	_, ok := g.deniedPath(rel)
-	return ok
+// DeniedMatcher reports whether a workspace-relative path (slash- or
+// OS-separated) is denied by the defaults plus configured, by the same
+// rule the gate applies to a call's path arguments. Runtimes that give
+// tools a view of the workspace (WASM tools) hide such paths. It touches
+// no file system and is safe for concurrent use.
+func DeniedMatcher(configured []string) func(rel string) bool {
+	entries := deniedEntries(configured)
+	return func(rel string) bool {
+		for _, e := range entries {
+			if deniedMatch(e.pattern, rel) {
+				return true
+			}
+		}
+		return false
+	}
 }
 
 // deniedPath returns the first denied entry that any of the given paths

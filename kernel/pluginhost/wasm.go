@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -223,11 +222,8 @@ func (x *wasmToolProxy) Invoke(ctx context.Context, call *tool.Call) (tool.Resul
 		MaxMemoryPages: uint32((mem + wasmPageSize - 1) / wasmPageSize),
 	})
 	if err != nil {
-		if ctx.Err() != nil && errors.Is(err, ctx.Err()) {
-			return tool.Result{}, ctx.Err()
-		}
-		var ce *wasmtool.CallError
-		if errors.As(err, &ce) && ce.Kind == wasmtool.KindCanceled && ctx.Err() != nil {
+		if ctx.Err() != nil {
+			// Stopped by the caller, as a gRPC tool's call would be.
 			return tool.Result{}, ctx.Err()
 		}
 		// A *wasmtool.CallError already says "tool NAME: ...".
