@@ -69,7 +69,7 @@ test-plugins:
 	$(GO) test -race ./plugins/...
 
 test-cli:
-	$(GO) test ./cmd/sparrow/... ./cmd/sparrow-dist/...
+	$(GO) test ./cmd/sparrow/... ./cmd/sparrow-dist/... ./cmd/sparrow-perf/...
 
 # buf and the generators are pinned and run through `go run`: nothing to
 # install but Go.
@@ -87,7 +87,12 @@ proto-check:
 	[ $$n -eq $$m ] || { echo "proto drift: $$n generated files, $$m committed"; exit 1; }; \
 	echo "proto: generated code matches the .proto files"
 
+# `make bench` first runs the end-to-end harness (a fake model on loopback,
+# `sparrow run` against the bare-exec and minimal-loop baselines), then the
+# micro-benchmarks. RUNS sets the harness's runs per case.
+RUNS ?= 5
 bench: build
+	$(GO) run ./cmd/sparrow-perf -sparrow bin/sparrow -plugins bin/plugins -turns 10,60 -runs $(RUNS)
 	$(GO) test -run '^$$' -bench . -benchmem -count 5 ./kernel/pluginhost/ ./kernel/checkpoint/ ./cmd/sparrow/
 	$(GO) test -run '^$$' -bench . -benchtime 40x -count 5 ./plugins/sandboxes/local-hardened/
 	$(GO) test -run '^$$' -bench . -count 3 ./kernel/wasmtool/
