@@ -68,6 +68,7 @@ func (k *Kernel) PrepareRun(ctx context.Context, o RunOptions) (*Run, error) {
 	// Start every plugin the run needs at once; the sequential steps below
 	// then wait only for the slowest start, not the sum.
 	go func() { _ = k.Plugins.StartAll(ctx, k.runPlugins(!o.NoModel)...) }()
+	began := time.Now()
 	runID := recorder.NewRunID(time.Now())
 	// The sandbox comes first: a backend may move the run's files (a git
 	// worktree), and everything after works where they are.
@@ -82,6 +83,7 @@ func (k *Kernel) PrepareRun(ctx context.Context, o RunOptions) (*Run, error) {
 		}
 	})
 	ws := sbs.Workspace
+	k.Log.Debug("run: sandbox open", "backend", sbs.Backend, "after", time.Since(began))
 	// Confined tool plugins work where the sandbox put the run's files.
 	k.Plugins.SetWorkspace(ws)
 	sb, sess := sbs.Sandbox, sbs.Session
@@ -95,6 +97,7 @@ func (k *Kernel) PrepareRun(ctx context.Context, o RunOptions) (*Run, error) {
 			return nil, err
 		}
 	}
+	k.Log.Debug("run: model routes ready", "after", time.Since(began))
 	first := engine.Route{}
 	if len(routes) > 0 {
 		first = routes[0]
@@ -114,8 +117,10 @@ func (k *Kernel) PrepareRun(ctx context.Context, o RunOptions) (*Run, error) {
 			r.Warnings = append(r.Warnings, e.Error())
 		}
 	}
+	k.Log.Debug("run: tools ready", "count", len(tools), "after", time.Since(began))
 	red := k.redactor()
 	st := <-start
+	k.Log.Debug("run: start checkpoint taken", "after", time.Since(began))
 	if st.err != nil {
 		r.Close()
 		return nil, fmt.Errorf("checkpoint the starting state: %w", st.err)
@@ -156,6 +161,7 @@ func (k *Kernel) PrepareRun(ctx context.Context, o RunOptions) (*Run, error) {
 		return nil, err
 	}
 	r.Engine = eng
+	k.Log.Debug("run: prepared", "after", time.Since(began))
 	return r, nil
 }
 

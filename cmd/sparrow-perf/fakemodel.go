@@ -6,6 +6,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"os"
 	"strings"
 	"sync"
 	"time"
@@ -34,8 +35,10 @@ type exchange struct {
 type fakeModel struct {
 	vendor string
 	turns  int
-	srv    *http.Server
-	url    string
+	// dump, when set, receives the first request's body.
+	dump string
+	srv  *http.Server
+	url  string
 
 	mu        sync.Mutex
 	exchanges []exchange
@@ -101,6 +104,9 @@ func (m *fakeModel) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	n := len(m.exchanges) + 1
 	m.exchanges = append(m.exchanges, exchange{arrived: arrived, bodyBytes: len(body)})
 	m.mu.Unlock()
+	if n == 1 && m.dump != "" {
+		_ = os.WriteFile(m.dump, body, 0o644)
+	}
 	if n > 1 {
 		if err := checkToolResult(m.vendor, body, fmt.Sprintf("step-%d", n-1)); err != nil {
 			m.fail(fmt.Errorf("request %d: %w", n, err))

@@ -44,6 +44,8 @@ func main() {
 	flag.IntVar(&o.runs, "runs", 5, "measured runs per case")
 	vendors := flag.String("vendors", "openai,anthropic", "wire formats: openai (Chat Completions SSE), anthropic (Messages SSE)")
 	flag.StringVar(&o.sandbox, "sandbox", "", "sandbox backend (empty: the default config's)")
+	flag.StringVar(&o.extra, "config", "", "HCL appended to the benchmark's config file")
+	flag.StringVar(&o.dump, "dump-request", "", "write Sparrow's first model request body to this file")
 	flag.BoolVar(&o.noBaseline, "no-baseline", false, "skip the minimal-loop baseline")
 	flag.Parse()
 	for _, s := range strings.Split(*turns, ",") {
@@ -83,6 +85,8 @@ type options struct {
 	vendors          []string
 	sandbox          string
 	noBaseline       bool
+	dump             string
+	extra            string
 }
 
 // figures are one case's measurements, one entry per run (turn figures
@@ -129,6 +133,11 @@ func run(o options, out io.Writer) error {
 			}
 			var pair [2]figures
 			for i, s := range subjects {
+				if i == 0 {
+					m.dump = o.dump
+				} else {
+					m.dump = ""
+				}
 				f, err := measure(m, k, o.runs, s.cmd)
 				if err != nil {
 					m.Close()

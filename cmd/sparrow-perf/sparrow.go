@@ -71,6 +71,7 @@ func newSparrowCase(o options, vendor, url string) (*sparrowCase, error) {
 	if o.sandbox != "" {
 		cfg += fmt.Sprintf("sandbox = %q\n", o.sandbox)
 	}
+	cfg += o.extra
 	dir := filepath.Join(home, ".config", "sparrow")
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, err

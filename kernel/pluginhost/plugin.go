@@ -124,11 +124,11 @@ func (p *Plugin) Stderr() []string {
 	return p.stderr.Lines()
 }
 
-// Ping asks the plugin for its info again; doctor uses it. A WASM plugin
-// was compiled at start and has nothing to answer.
+// Ping checks the plugin works; doctor and `plugin list --check` use it.
+// A gRPC plugin answers Info again; a WASM plugin's module is compiled.
 func (p *Plugin) Ping(ctx context.Context) error {
 	if p.module != nil {
-		return nil
+		return p.Compile(ctx)
 	}
 	_, err := p.raw.(base).Info(ctx, "")
 	return p.wrap("ping", err)
@@ -156,7 +156,7 @@ func (p *Plugin) Configure(ctx context.Context, component string, cfg plugin.Con
 
 func (p *Plugin) kill() {
 	if p.module != nil {
-		_ = p.module.module.Close(context.Background())
+		p.module.close()
 		return
 	}
 	p.client.Kill()

@@ -30,14 +30,58 @@ const (
 	maxModuleBytes = 256 << 20
 )
 
-// wasmModule is a started WASM plugin: its compiled module, and each
-// tool's limits once configured.
+// wasmModule is a started WASM plugin: its verified code, compiled at the
+// first call, and each tool's limits once configured.
 type wasmModule struct {
-	module *wasmtool.Module
+	host   *Host
+	name   string
+	grants wasmtool.Grants
 	// hide is Options.HidePath.
-	hide   func(string) bool
+	hide func(string) bool
+
+	loadMu sync.Mutex
+	// code is the verified module until it is compiled; module is the
+	// compiled one and loadErr a compile failure, kept so a bad module
+	// fails every call the same way.
+	code    []byte
+	module  *wasmtool.Module
+	loadErr error
+
 	mu     sync.Mutex
 	limits map[string]WASMTool
+}
+
+// compiled returns the compiled module, compiling it on first use: a run
+// that never calls the plugin's tools never pays for the compile (about
+// 0.1 s and tens of MB for a Go guest, even from the on-disk cache).
+func (w *wasmModule) compiled(ctx context.Context) (*wasmtool.Module, error) {
+	w.loadMu.Lock()
+	defer w.loadMu.Unlock()
+	if w.module != nil || w.loadErr != nil {
+		return w.module, w.loadErr
+	}
+	rt, err := w.host.wasmRuntime(ctx)
+	if err != nil {
+		return nil, err
+	}
+	mod, err := rt.Load(ctx, w.code, w.name, w.grants)
+	if err != nil {
+		if ctx.Err() == nil {
+			w.loadErr = err
+		}
+		return nil, err
+	}
+	w.module, w.code = mod, nil
+	return mod, nil
+}
+
+// close releases the compiled code, if any.
+func (w *wasmModule) close() {
+	w.loadMu.Lock()
+	defer w.loadMu.Unlock()
+	if w.module != nil {
+		_ = w.module.Close(context.Background())
+	}
 }
 
 // wasmRuntime returns the Host's WASM runtime, created on first use with
@@ -49,9 +93,11 @@ func (h *Host) wasmRuntime(ctx context.Context) (*wasmtool.Runtime, error) {
 	return h.wasm, h.wasmErr
 }
 
-// launchWASM reads, verifies and compiles a WASM plugin's module. Nothing
-// runs: the manifest says what the tools are, and each call runs the
-// module in a fresh instance.
+// launchWASM reads and verifies a WASM plugin's module: its hash, and its
+// interface (exports, WASI-only imports), so a bad module is refused at
+// start. It is compiled at the first call (or by Compile). Nothing runs:
+// the manifest says what the tools are, and each call runs the module in
+// a fresh instance.
 func (h *Host) launchWASM(ctx context.Context, spec Spec) (*Plugin, error) {
 	m := spec.Manifest
 	fail := func(err error) (*Plugin, error) { return nil, &Error{Plugin: m.Name, Op: "start", Err: err} }
@@ -66,18 +112,13 @@ func (h *Host) launchWASM(ctx context.Context, spec Spec) (*Plugin, error) {
 	if err != nil {
 		return fail(err)
 	}
-	rt, err := h.wasmRuntime(ctx)
-	if err != nil {
-		return fail(err)
+	if err := wasmtool.Validate(code); err != nil {
+		return fail(fmt.Errorf("load wasm tool %s: %w", m.Name, err))
 	}
 	for _, t := range m.Tools {
 		if t.MemoryBytes > maxWASMMemory {
 			return fail(fmt.Errorf("tool %s asks for %d MiB of memory; the most a WASM tool may have is %d MiB", t.Spec.Name, t.MemoryBytes>>20, maxWASMMemory>>20))
 		}
-	}
-	mod, err := rt.Load(ctx, code, m.Name, wasmtool.Grants{Clock: m.Capabilities.Clock, Random: m.Capabilities.Random})
-	if err != nil {
-		return fail(err)
 	}
 	info := plugin.Info{Kind: plugin.KindTool, SDKVersion: sdk.Version}
 	limits := map[string]WASMTool{}
@@ -85,7 +126,20 @@ func (h *Host) launchWASM(ctx context.Context, spec Spec) (*Plugin, error) {
 		info.Components = append(info.Components, plugin.ComponentInfo{Name: t.Spec.Name, Description: firstLine(t.Spec.Description)})
 		limits[t.Spec.Name] = t
 	}
-	return &Plugin{Manifest: m, Info: info, SHA256: sum, module: &wasmModule{module: mod, hide: h.opts.HidePath, limits: limits}}, nil
+	return &Plugin{Manifest: m, Info: info, SHA256: sum, module: &wasmModule{host: h, name: m.Name, code: code,
+		grants: wasmtool.Grants{Clock: m.Capabilities.Clock, Random: m.Capabilities.Random}, hide: h.opts.HidePath, limits: limits}}, nil
+}
+
+// Compile compiles a WASM plugin's module now instead of at its first
+// call (`plugin list --check`); for a gRPC plugin it does nothing.
+func (p *Plugin) Compile(ctx context.Context) error {
+	if p.module == nil {
+		return nil
+	}
+	if _, err := p.module.compiled(ctx); err != nil {
+		return fmt.Errorf("plugin %s: %w", p.Manifest.Name, err)
+	}
+	return nil
 }
 
 // readModule reads a module into memory, hashing it, and checks the hash
@@ -214,7 +268,14 @@ func (x *wasmToolProxy) Invoke(ctx context.Context, call *tool.Call) (tool.Resul
 	lim := w.limits[x.spec.Name]
 	w.mu.Unlock()
 	mem := orDefault(lim.MemoryBytes, defaultWASMMemory)
-	res, err := w.module.Call(ctx, wasmtool.Call{
+	mod, err := w.compiled(ctx)
+	if err != nil {
+		if ctx.Err() != nil {
+			return tool.Result{}, ctx.Err()
+		}
+		return tool.Result{}, fmt.Errorf("plugin %s: %w", x.p.Manifest.Name, err)
+	}
+	res, err := mod.Call(ctx, wasmtool.Call{
 		Tool: x.spec.Name, Args: call.Arguments, Workspace: call.Workspace, Hide: x.hide,
 		Writable:       x.spec.Risk == tool.RiskMutating || x.spec.Risk == tool.RiskDestructive,
 		Timeout:        lim.Timeout,

@@ -209,3 +209,55 @@ func TestWASMPluginHashPin(t *testing.T) {
 		t.Errorf("error does not name the plugin: %v", err)
 	}
 }
+
+// badCodeModule has the interface the ABI wants (memory and _start
+// exported, no imports) but a _start that does not validate: it leaves an
+// i32 on the stack of a function that returns nothing.
+var badCodeModule = []byte{
+	0x00, 0x61, 0x73, 0x6d, 0x01, 0x00, 0x00, 0x00, // \0asm, version 1
+	0x01, 0x04, 0x01, 0x60, 0x00, 0x00, // types: () -> ()
+	0x03, 0x02, 0x01, 0x00, // one function of type 0
+	0x05, 0x03, 0x01, 0x00, 0x01, // one memory of one page
+	0x07, 0x13, 0x02, // two exports
+	0x06, 'm', 'e', 'm', 'o', 'r', 'y', 0x02, 0x00,
+	0x06, '_', 's', 't', 'a', 'r', 't', 0x00, 0x00,
+	0x0a, 0x06, 0x01, 0x04, 0x00, 0x41, 0x01, 0x0b, // i32.const 1; end
+}
+
+// A WASM plugin is compiled at its first call, not at start: a module
+// whose interface is right starts (a run that never calls it never pays
+// the compile), and a compile failure is the call's error, naming the
+// plugin, the same on every call; Ping (doctor, plugin list --check)
+// compiles and reports it too.
+func TestWASMPluginCompilesAtFirstCall(t *testing.T) {
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, "probe.wasm"), badCodeModule, 0o644)
+	path := filepath.Join(dir, pluginhost.ManifestFile)
+	os.WriteFile(path, []byte(probeManifest), 0o644)
+	m, diags := pluginhost.ReadManifest(path)
+	if diags.HasErrors() {
+		t.Fatal(diags)
+	}
+	cache := t.TempDir()
+	h, err := pluginhost.New(pluginhost.Options{WASMCacheDir: cache}, []pluginhost.Spec{{Manifest: m}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer h.Close()
+	p, err := h.Start(context.Background(), "probe")
+	if err != nil {
+		t.Fatalf("start compiled the module: %v", err)
+	}
+	if ents, _ := os.ReadDir(cache); len(ents) != 0 {
+		t.Errorf("start touched the compilation cache: %v", ents)
+	}
+	for range 2 {
+		_, err := wasmTool(t, p, "peek").Invoke(context.Background(), &tool.Call{Arguments: json.RawMessage(`{}`), Workspace: t.TempDir()})
+		if err == nil || !strings.HasPrefix(err.Error(), "plugin probe: load wasm tool probe: compile:") {
+			t.Fatalf("call error = %v", err)
+		}
+	}
+	if err := p.Ping(context.Background()); err == nil || !strings.Contains(err.Error(), "plugin probe: load wasm tool probe: compile:") {
+		t.Errorf("ping = %v", err)
+	}
+}

@@ -44,6 +44,12 @@ const (
 
 var externKinds = map[byte]string{0: "function", 1: "table", 2: "memory", 3: "global", 4: "tag"}
 
+// Validate checks a module's interface without compiling it: the header,
+// the exports the ABI needs and that every import is an allowed WASI
+// function. Load does the same check first; a host that compiles lazily
+// calls Validate at start so a bad module is still refused there.
+func Validate(wasm []byte) error { return checkInterface(wasm) }
+
 // checkInterface reads the import and export sections of a module and
 // enforces the ABI: _start and memory exported, only allowed WASI imports.
 // It runs before compilation, so a bad module costs nothing to reject. It
