@@ -121,7 +121,7 @@ func Open(opts Options) (*Kernel, hcl.Diagnostics) {
 		Exec:           opts.Exec,
 		ConfineInit:    opts.ConfineInit,
 		Workspace:      opts.Workspace,
-		WASMCacheDir:   cfg.Paths.CacheDir,
+		CacheDir:       cfg.Paths.CacheDir,
 		HidePath:       gate.DeniedMatcher(cfg.Permissions.DeniedPaths),
 	}, specs)
 	if err != nil {

@@ -35,13 +35,33 @@ func (h *Host) Confinement(ctx context.Context) Confinement {
 			return
 		}
 		// One caller's cancellation must not leave the Host unconfined.
-		rep := confine.Probe(context.WithoutCancel(ctx))
+		var rep confine.Report
+		if f := h.probeFile(); f != "" {
+			rep = confine.ProbeCached(context.WithoutCancel(ctx), f)
+		} else {
+			rep = confine.Probe(context.WithoutCancel(ctx))
+		}
 		h.confinement = Confinement{Enabled: rep.Usable(), Report: rep}
 		if !rep.Usable() {
 			h.confinement.Reason = "cannot confine here: missing " + strings.Join(rep.Missing, "; ")
 		}
 	})
 	return h.confinement
+}
+
+// probeFile is where the confinement probe's answer is kept, or "".
+func (h *Host) probeFile() string {
+	if h.opts.CacheDir == "" {
+		return ""
+	}
+	return filepath.Join(h.opts.CacheDir, "confine-probe.json")
+}
+
+// forgetProbe drops the kept probe answer.
+func (h *Host) forgetProbe() {
+	if f := h.probeFile(); f != "" {
+		confine.Forget(f)
+	}
 }
 
 // SetWorkspace sets the directory tool plugins get read-write, for a run

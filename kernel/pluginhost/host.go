@@ -59,9 +59,12 @@ type Options struct {
 	// Workspace is the directory confined tool plugins (and surfaces that
 	// declare it) get read-write; see also [Host.SetWorkspace].
 	Workspace string
-	// WASMCacheDir is where compiled WASM modules are kept between runs
-	// (see wasmtool.Options.CacheDir); empty keeps them in memory only.
-	WASMCacheDir string
+	// CacheDir keeps what is worth keeping between processes: compiled
+	// WASM modules (see wasmtool.Options.CacheDir) and the confinement
+	// probe's answer (confine.ProbeCached), so a start does not run
+	// bubblewrap twice before its first confined plugin. Empty keeps
+	// nothing.
+	CacheDir string
 	// HidePath reports whether a workspace-relative path (slash-separated)
 	// is denied: WASM tools can neither see nor touch such paths. nil
 	// hides nothing.
@@ -279,6 +282,11 @@ func (h *Host) launch(ctx context.Context, spec Spec) (*Plugin, error) {
 	}
 	if err != nil {
 		p.kill()
+		if acc != nil {
+			// A remembered probe may be stale (a sysctl changed since):
+			// the next process probes again.
+			h.forgetProbe()
+		}
 		if run != nil {
 			if has := run.stdout.protocol(); has != 0 && has != sdk.ProtocolVersion {
 				return nil, &ProtocolError{Plugin: m.Name, Has: has, Want: sdk.ProtocolVersion}

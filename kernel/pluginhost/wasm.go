@@ -85,10 +85,10 @@ func (w *wasmModule) close() {
 }
 
 // wasmRuntime returns the Host's WASM runtime, created on first use with
-// its compilation cache under Options.WASMCacheDir.
+// its compilation cache under Options.CacheDir.
 func (h *Host) wasmRuntime(ctx context.Context) (*wasmtool.Runtime, error) {
 	h.wasmOnce.Do(func() {
-		h.wasm, h.wasmErr = wasmtool.New(ctx, wasmtool.Options{CacheDir: h.opts.WASMCacheDir, MaxMemoryPages: maxWASMMemory / wasmPageSize})
+		h.wasm, h.wasmErr = wasmtool.New(ctx, wasmtool.Options{CacheDir: h.opts.CacheDir, MaxMemoryPages: maxWASMMemory / wasmPageSize})
 	})
 	return h.wasm, h.wasmErr
 }

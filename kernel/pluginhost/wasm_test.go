@@ -86,7 +86,7 @@ func wasmHost(t *testing.T, pin string, hide func(string) bool) (*pluginhost.Hos
 	if diags.HasErrors() {
 		t.Fatal(diags)
 	}
-	h, err := pluginhost.New(pluginhost.Options{WASMCacheDir: filepath.Join(wasmDir, "cache"), HidePath: hide},
+	h, err := pluginhost.New(pluginhost.Options{CacheDir: filepath.Join(wasmDir, "cache"), HidePath: hide},
 		[]pluginhost.Spec{{Manifest: m, SHA256: pin, PinnedBy: "the test's lock"}})
 	if err != nil {
 		t.Fatal(err)
@@ -239,7 +239,7 @@ func TestWASMPluginCompilesAtFirstCall(t *testing.T) {
 		t.Fatal(diags)
 	}
 	cache := t.TempDir()
-	h, err := pluginhost.New(pluginhost.Options{WASMCacheDir: cache}, []pluginhost.Spec{{Manifest: m}})
+	h, err := pluginhost.New(pluginhost.Options{CacheDir: cache}, []pluginhost.Spec{{Manifest: m}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -14,7 +14,11 @@ import (
 
 // Probe finds which primitives work here. It starts bubblewrap once to see
 // whether it can make a user namespace, so callers keep the result.
-func Probe(ctx context.Context) Report {
+func Probe(ctx context.Context) Report { return probe(ctx, probeBwrap) }
+
+// probe is Probe with bubblewrap's check given: ProbeCached passes one
+// that remembers its answer.
+func probe(ctx context.Context, probeBwrap func(ctx context.Context, bwrap string) (string, bool, error)) Report {
 	var r Report
 	bwrap, err := exec.LookPath("bwrap")
 	if err != nil {
