@@ -160,8 +160,13 @@ func newEscapeEnv(t *testing.T) *escapeEnv {
 	if err := os.MkdirAll(filepath.Dir(e.bin), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	if err := copyFile(buildSparrow(t), e.bin, 0o755); err != nil {
+	built := buildSparrow(t)
+	if err := copyFile(built, e.bin, 0o755); err != nil {
 		t.Fatalf("copy sparrow: %v", err)
+	}
+	// Plugins are confined by sparrow-init, as `make install` lays it out.
+	if err := copyFile(filepath.Join(filepath.Dir(built), "sparrow-init"), filepath.Join(filepath.Dir(e.bin), "sparrow-init"), 0o755); err != nil {
+		t.Fatalf("copy sparrow-init: %v", err)
 	}
 	// One state directory per identity, shared by its runs, as a user's
 	// is: the backend keeps its init binary there.

@@ -108,10 +108,14 @@ func buildPlugin(dst, name, dir, entry string) error {
 func buildSparrow(t testing.TB) string {
 	t.Helper()
 	bin := filepath.Join(t.TempDir(), "sparrow")
-	cmd := exec.Command("go", "build", "-trimpath", "-tags", "grpcnotrace", "-ldflags", "-s -w", "-o", bin, ".")
-	cmd.Stderr = os.Stderr
-	if err := cmd.Run(); err != nil {
-		t.Fatalf("build sparrow: %v", err)
+	// As `make build` lays it out: sparrow-init beside sparrow confines
+	// the plugins (the test binary's own scripts use the fallback, itself).
+	for out, pkg := range map[string]string{bin: ".", filepath.Join(filepath.Dir(bin), "sparrow-init"): "../sparrow-init"} {
+		cmd := exec.Command("go", "build", "-trimpath", "-tags", "grpcnotrace", "-ldflags", "-s -w", "-o", out, pkg)
+		cmd.Stderr = os.Stderr
+		if err := cmd.Run(); err != nil {
+			t.Fatalf("build %s: %v", filepath.Base(out), err)
+		}
 	}
 	return bin
 }

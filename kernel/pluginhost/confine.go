@@ -22,6 +22,8 @@ type Confinement struct {
 	Report confine.Report
 	// Reason says why plugins run unconfined, when Enabled is false.
 	Reason string
+	// Init is the binary that confines each plugin (Options.ConfineInit).
+	Init string
 }
 
 // Confinement probes this machine, once per Host, and says whether plugin
@@ -41,7 +43,7 @@ func (h *Host) Confinement(ctx context.Context) Confinement {
 		} else {
 			rep = confine.Probe(context.WithoutCancel(ctx))
 		}
-		h.confinement = Confinement{Enabled: rep.Usable(), Report: rep}
+		h.confinement = Confinement{Enabled: rep.Usable(), Report: rep, Init: h.opts.ConfineInit}
 		if !rep.Usable() {
 			h.confinement.Reason = "cannot confine here: missing " + strings.Join(rep.Missing, "; ")
 		}

@@ -190,5 +190,5 @@ func (a *app) checkPluginConfinement(k *kernel.Kernel) check {
 		return check{warn: true, what: "plugins are not confined: " + c.Reason,
 			fix: "plugins run with their declared environment only, but can reach the network, your home and the workspace; install what is missing to confine them"}
 	}
-	return check{ok: true, what: "plugins confined to their declared capabilities (sandbox backends excepted): " + c.Report.String()}
+	return check{ok: true, what: "plugins confined to their declared capabilities (sandbox backends excepted): " + c.Report.String() + "; init " + c.Init}
 }
