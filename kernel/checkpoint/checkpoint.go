@@ -90,10 +90,11 @@ func Open(ctx context.Context, workspace, stateDir string, o Options) (*Store, e
 		o.MaxFileSize = DefaultMaxFileSize
 	}
 	s := &Store{ws: ws, index: filepath.Join(dir, "index"), maxSize: o.MaxFileSize, last: map[string]lastCheckpoint{}}
-	out, err := exec.CommandContext(ctx, "git", "-C", ws, "rev-parse", "--absolute-git-dir").Output()
-	top, terr := exec.CommandContext(ctx, "git", "-C", ws, "rev-parse", "--show-toplevel").Output()
-	if err == nil && terr == nil && filepath.Clean(strings.TrimSpace(string(top))) == ws {
-		s.gitDir = strings.TrimSpace(string(out))
+	// One git start for both answers: each costs milliseconds at every
+	// run's start.
+	out, err := exec.CommandContext(ctx, "git", "-C", ws, "rev-parse", "--absolute-git-dir", "--show-toplevel").Output()
+	if dir, top, ok := strings.Cut(strings.TrimSpace(string(out)), "\n"); err == nil && ok && filepath.Clean(top) == ws {
+		s.gitDir = dir
 		return s, nil
 	}
 	// Not the top of a git repository: a shadow repository of our own.
