@@ -234,3 +234,20 @@ func gitFails(dir string, args ...string) error {
 	cmd := osexec.Command("git", append([]string{"-C", dir, "-c", "user.name=t", "-c", "user.email=t@t"}, args...)...)
 	return cmd.Run()
 }
+
+// A workspace below a repository's top is not that repository: it gets a
+// shadow repository, so a rewind never touches files outside it.
+func TestWorkspaceInsideARepository(t *testing.T) {
+	top := t.TempDir()
+	git(t, top, "init", "-q")
+	ws := filepath.Join(top, "sub")
+	write(t, ws, "a.go", "package a\n")
+	s, err := Open(context.Background(), ws, t.TempDir(), Options{})
+	if err != nil || !s.Shadow() {
+		t.Fatalf("open %s: %v shadow=%v", ws, err, s.Shadow())
+	}
+	s, err = Open(context.Background(), top, t.TempDir(), Options{})
+	if err != nil || s.Shadow() {
+		t.Fatalf("open %s: %v shadow=%v", top, err, s.Shadow())
+	}
+}
