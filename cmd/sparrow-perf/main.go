@@ -111,46 +111,11 @@ func run(o options, out io.Writer) error {
 	results := map[key][2]figures{}
 	for _, vendor := range o.vendors {
 		for _, k := range o.turns {
-			m, err := startFakeModel(vendor, k)
+			pair, err := measureCase(o, vendor, k, out)
 			if err != nil {
 				return err
-			}
-			sp, err := newSparrowCase(o, vendor, m.url)
-			if err != nil {
-				m.Close()
-				return err
-			}
-			subjects := []struct {
-				name string
-				cmd  func() *exec.Cmd
-			}{{"sparrow", sp.command}}
-			if !o.noBaseline {
-				self, _ := os.Executable()
-				subjects = append(subjects, struct {
-					name string
-					cmd  func() *exec.Cmd
-				}{"minimal loop", func() *exec.Cmd { return exec.Command(self, "-minimal-loop", vendor, m.url) }})
-			}
-			var pair [2]figures
-			for i, s := range subjects {
-				if i == 0 {
-					m.dump = o.dump
-				} else {
-					m.dump = ""
-				}
-				f, err := measure(m, k, o.runs, s.cmd)
-				if err != nil {
-					m.Close()
-					return fmt.Errorf("%s %s K=%d: %w", s.name, vendor, k, err)
-				}
-				pair[i] = f
-				fmt.Fprintf(out, "| %s | %d | %s | %s | %s | %.1f | %s | %s | %s (%s) | %s | %.0f → %.0f |\n",
-					vendor, k, s.name, f.start.spread(0), f.turnMedians.spread(1), f.turn.quantile(0.9), f.firstTurn.spread(0),
-					f.tail.spread(0), f.rssMB.spread(0), f.procs.spread(0), f.cpuMS.spread(0), f.bodyFirst.median(), f.bodyLast.median())
 			}
 			results[key{vendor, k}] = pair
-			m.Close()
-			os.RemoveAll(sp.home)
 		}
 	}
 	if o.noBaseline {
@@ -177,6 +142,46 @@ func run(o options, out io.Writer) error {
 		}
 	}
 	return nil
+}
+
+// subject is one program run through the scenario.
+type subject struct {
+	name string
+	cmd  func() *exec.Cmd
+}
+
+// measureCase runs Sparrow (and the minimal loop, unless -no-baseline)
+// through K turns of vendor's wire format and prints a row for each.
+func measureCase(o options, vendor string, k int, out io.Writer) (pair [2]figures, err error) {
+	m, err := startFakeModel(vendor, k)
+	if err != nil {
+		return pair, err
+	}
+	defer m.Close()
+	sp, err := newSparrowCase(o, vendor, m.url)
+	if err != nil {
+		return pair, err
+	}
+	defer os.RemoveAll(sp.home)
+	subjects := []subject{{"sparrow", sp.command}}
+	if !o.noBaseline {
+		self, _ := os.Executable()
+		subjects = append(subjects, subject{"minimal loop", func() *exec.Cmd { return exec.Command(self, "-minimal-loop", vendor, m.url) }})
+	}
+	// Only Sparrow's first request is worth dumping.
+	m.dump = o.dump
+	for i, s := range subjects {
+		f, err := measure(m, k, o.runs, s.cmd)
+		if err != nil {
+			return pair, fmt.Errorf("%s %s K=%d: %w", s.name, vendor, k, err)
+		}
+		m.dump = ""
+		pair[i] = f
+		fmt.Fprintf(out, "| %s | %d | %s | %s | %s | %.1f | %s | %s | %s (%s) | %s | %.0f → %.0f |\n",
+			vendor, k, s.name, f.start.spread(0), f.turnMedians.spread(1), f.turn.quantile(0.9), f.firstTurn.spread(0),
+			f.tail.spread(0), f.rssMB.spread(0), f.procs.spread(0), f.cpuMS.spread(0), f.bodyFirst.median(), f.bodyLast.median())
+	}
+	return pair, nil
 }
 
 // bareFigures are the cost of starting the tool's command with no agent.

@@ -242,7 +242,7 @@ func orDefault[T comparable](v, def T) T {
 func (p *Plugin) wasmTools() []tool.Tool {
 	out := make([]tool.Tool, len(p.Manifest.Tools))
 	for i, t := range p.Manifest.Tools {
-		out[i] = &wasmToolProxy{p: p, spec: t.Spec, hide: p.module.hide}
+		out[i] = &wasmToolProxy{p: p, spec: t.Spec}
 	}
 	return out
 }
@@ -252,7 +252,6 @@ func (p *Plugin) wasmTools() []tool.Tool {
 type wasmToolProxy struct {
 	p    *Plugin
 	spec tool.Spec
-	hide func(string) bool
 }
 
 func (x *wasmToolProxy) Spec() tool.Spec { return x.spec }
@@ -268,26 +267,24 @@ func (x *wasmToolProxy) Invoke(ctx context.Context, call *tool.Call) (tool.Resul
 	lim := w.limits[x.spec.Name]
 	w.mu.Unlock()
 	mem := orDefault(lim.MemoryBytes, defaultWASMMemory)
+	var res wasmtool.Result
 	mod, err := w.compiled(ctx)
-	if err != nil {
-		if ctx.Err() != nil {
-			return tool.Result{}, ctx.Err()
-		}
-		return tool.Result{}, fmt.Errorf("plugin %s: %w", x.p.Manifest.Name, err)
+	if err == nil {
+		res, err = mod.Call(ctx, wasmtool.Call{
+			Tool: x.spec.Name, Args: call.Arguments, Workspace: call.Workspace, Hide: w.hide,
+			Writable:       x.spec.Risk == tool.RiskMutating || x.spec.Risk == tool.RiskDestructive,
+			Timeout:        lim.Timeout,
+			MaxOutputBytes: int(lim.MaxOutputBytes),
+			MaxMemoryPages: uint32((mem + wasmPageSize - 1) / wasmPageSize),
+		})
 	}
-	res, err := mod.Call(ctx, wasmtool.Call{
-		Tool: x.spec.Name, Args: call.Arguments, Workspace: call.Workspace, Hide: x.hide,
-		Writable:       x.spec.Risk == tool.RiskMutating || x.spec.Risk == tool.RiskDestructive,
-		Timeout:        lim.Timeout,
-		MaxOutputBytes: int(lim.MaxOutputBytes),
-		MaxMemoryPages: uint32((mem + wasmPageSize - 1) / wasmPageSize),
-	})
 	if err != nil {
 		if ctx.Err() != nil {
 			// Stopped by the caller, as a gRPC tool's call would be.
 			return tool.Result{}, ctx.Err()
 		}
-		// A *wasmtool.CallError already says "tool NAME: ...".
+		// A compile failure says "load wasm tool NAME: ...", a
+		// *wasmtool.CallError "tool NAME: ...".
 		return tool.Result{}, fmt.Errorf("plugin %s: %w", x.p.Manifest.Name, err)
 	}
 	if res.Error != "" {

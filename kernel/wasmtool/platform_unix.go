@@ -11,26 +11,10 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// osOpenFlag converts the flags of sys.FS.OpenFile that are passed on to
-// the open itself. O_CREAT, O_EXCL, O_TRUNC and O_NOFOLLOW are the
-// caller's business (see workspaceFS.open); O_NONBLOCK means nothing for
-// the regular files and directories a workspace opens.
-func osOpenFlag(flag sys.Oflag) int {
+// platformOpenFlag adds the open flags only Unix has: O_DSYNC and
+// O_DIRECTORY (see osOpenFlag).
+func platformOpenFlag(flag sys.Oflag) int {
 	var f int
-	switch flag & accessMode {
-	case sys.O_RDWR:
-		f = os.O_RDWR
-	case sys.O_WRONLY:
-		f = os.O_WRONLY
-	default:
-		f = os.O_RDONLY
-	}
-	if flag&sys.O_APPEND != 0 {
-		f |= os.O_APPEND
-	}
-	if flag&sys.O_SYNC != 0 {
-		f |= os.O_SYNC
-	}
 	if flag&sys.O_DSYNC != 0 {
 		f |= syscall.O_DSYNC
 	}

@@ -51,6 +51,29 @@ const openAttempts = 3
 // accessMode masks the mutually exclusive O_RDONLY, O_WRONLY and O_RDWR.
 const accessMode = sys.O_RDONLY | sys.O_WRONLY | sys.O_RDWR
 
+// osOpenFlag converts the flags of sys.FS.OpenFile that are passed on to
+// the open itself. O_CREAT, O_EXCL, O_TRUNC and O_NOFOLLOW are the
+// caller's business (see workspaceFS.open); O_NONBLOCK means nothing for
+// the regular files and directories a workspace opens.
+func osOpenFlag(flag sys.Oflag) int {
+	var f int
+	switch flag & accessMode {
+	case sys.O_RDWR:
+		f = os.O_RDWR
+	case sys.O_WRONLY:
+		f = os.O_WRONLY
+	default:
+		f = os.O_RDONLY
+	}
+	if flag&sys.O_APPEND != 0 {
+		f |= os.O_APPEND
+	}
+	if flag&sys.O_SYNC != 0 {
+		f |= os.O_SYNC
+	}
+	return f | platformOpenFlag(flag)
+}
+
 // OpenFile implements sys.FS. A symbolic link is followed unless
 // O_NOFOLLOW is set (then opening one is ELOOP) or the open is
 // O_CREAT|O_EXCL (then it is EEXIST). Only regular files and directories
