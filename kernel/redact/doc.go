@@ -18,8 +18,11 @@
 //   - Ordinary text survives: git SHAs, UUIDs, hashes, identifiers and code
 //     that merely mentions a password are left alone. Patterns that could
 //     match prose carry a plausibility check, and every pattern is guarded
-//     by a cheap literal pre-filter so clean text costs a few substring
-//     searches.
+//     by literal anchors found, with the literal secrets, in one pass over
+//     the text, so clean text costs that pass and an expression run only
+//     where a key is assigned a plausible value.
+//   - Literal secrets whose occurrences overlap are replaced as one
+//     stretch, so no part of either is left.
 //   - [Redactor.JSON] rewrites string values only; structure, key order,
 //     numbers and object keys are preserved byte for byte.
 package redact

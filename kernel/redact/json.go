@@ -148,27 +148,31 @@ func unquote(raw []byte) string {
 	if first < 0 {
 		return string(body)
 	}
-	out := make([]byte, first, len(body))
-	copy(out, body)
+	// One allocation: the builder's buffer becomes the string.
+	var out strings.Builder
+	out.Grow(len(body))
+	out.Write(body[:first])
 	for i := first; i < len(body); {
-		c := body[i]
-		if c != '\\' {
-			out = append(out, c)
-			i++
+		if j := bytes.IndexByte(body[i:], '\\'); j != 0 {
+			if j < 0 {
+				j = len(body) - i
+			}
+			out.Write(body[i : i+j])
+			i += j
 			continue
 		}
 		i++
 		switch e := body[i]; e {
 		case 'b':
-			out = append(out, '\b')
+			out.WriteByte('\b')
 		case 'f':
-			out = append(out, '\f')
+			out.WriteByte('\f')
 		case 'n':
-			out = append(out, '\n')
+			out.WriteByte('\n')
 		case 'r':
-			out = append(out, '\r')
+			out.WriteByte('\r')
 		case 't':
-			out = append(out, '\t')
+			out.WriteByte('\t')
 		case 'u':
 			rn := hex4(body[i+1:])
 			i += 4
@@ -184,13 +188,13 @@ func unquote(raw []byte) string {
 					rn = utf8.RuneError
 				}
 			}
-			out = utf8.AppendRune(out, rn)
+			out.WriteRune(rn)
 		default: // '"', '\\', '/'
-			out = append(out, e)
+			out.WriteByte(e)
 		}
 		i++
 	}
-	return string(out)
+	return out.String()
 }
 
 // hex4 decodes the four hex digits at the start of b (validated JSON).

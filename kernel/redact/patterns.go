@@ -1,6 +1,9 @@
 package redact
 
-import "strings"
+import (
+	"strings"
+	"unicode/utf8"
+)
 
 // Credential kinds, as they appear in "[REDACTED:<kind>]".
 const (
@@ -46,6 +49,14 @@ type patternSpec struct {
 	// assign says the anchor starts a key that must be followed by an
 	// assignment (":" or "="), a cheap test made before the expression.
 	assign bool
+	// keys, for an assign pattern, are the whole keys (lower case) its
+	// expression accepts from the anchor to the end of the key; any other
+	// key cannot match, and the expression is not run. Nil: any key.
+	keys []string
+	// value, for an assign pattern, accepts every byte that can start the
+	// value its expression matches after the operator and its blanks; at
+	// any other byte the expression is not run. Nil: any byte.
+	value func(c byte) bool
 	// check, when set, must accept the match and its secret part.
 	check func(match, secret string) bool
 }
@@ -58,6 +69,28 @@ const credentialKeys = `(?i:passwd|password|secret|api[_\-]?key|access[_\-]?key|
 	`signing[_\-]?key|encryption[_\-]?key|token|credentials?|auth)`
 
 var credentialAnchors = []string{"passw", "secret", "api", "access", "private", "signing", "encryption", "token", "credential", "auth"}
+
+// credentialKeyWords are the keys credentialKeys matches in full, in lower
+// case; "?" stands for nothing, "_" or "-", as [_\-]? does.
+var credentialKeyWords = separatorVariants("passwd", "password", "secret", "api?key", "access?key", "secret?key",
+	"private?key", "signing?key", "encryption?key", "token", "credential", "credentials", "auth")
+
+// separatorVariants expands each "?" of each word into nothing, "_" and
+// "-".
+func separatorVariants(words ...string) []string {
+	var out []string
+	for _, w := range words {
+		before, after, ok := strings.Cut(w, "?")
+		if !ok {
+			out = append(out, w)
+			continue
+		}
+		for _, sep := range []string{"", "_", "-"} {
+			out = append(out, separatorVariants(before+sep+after)...)
+		}
+	}
+	return out
+}
 
 // specs is the pattern table, applied in order: a later pattern sees the
 // output of the earlier ones, so more specific shapes come first.
@@ -106,6 +139,7 @@ var specs = []patternSpec{
 		kind:    KindAWSSecretKey,
 		anchors: []string{"aws_secret_access_key"},
 		assign:  true,
+		keys:    []string{"aws_secret_access_key"},
 		expr:    `(?i:aws_secret_access_key)["']?\s*[:=]\s*["']?(?P<secret>[A-Za-z0-9/+=]{16,})`,
 	},
 	{
@@ -137,6 +171,7 @@ var specs = []patternSpec{
 		kind:     KindAuthorization,
 		anchors:  []string{"authorization"},
 		assign:   true,
+		keys:     []string{"authorization"},
 		expr:     `(?i:authorization)["']?\s*[:=]\s*["']?(?i:basic|token|bot)\s+(?P<secret>[A-Za-z0-9\-._~+/]+=*)`,
 		boundary: true,
 		check:    func(_, s string) bool { return len(s) >= 4 },
@@ -146,6 +181,8 @@ var specs = []patternSpec{
 		kind:    KindCredential,
 		anchors: credentialAnchors,
 		assign:  true,
+		keys:    credentialKeyWords,
+		value:   func(c byte) bool { return c == '"' || c == '\'' },
 		expr:    credentialKeys + `["']?\s*[:=]\s*["'](?P<secret>[^"'\r\n]+)["']`,
 		check:   quotedValue,
 	},
@@ -154,6 +191,10 @@ var specs = []patternSpec{
 		kind:    KindCredential,
 		anchors: credentialAnchors,
 		assign:  true,
+		keys:    credentialKeyWords,
+		value: func(c byte) bool {
+			return c >= utf8.RuneSelf || !strings.ContainsRune(" \t\n\f\r\"'=,;&()<>{}[]$*%|\\`", rune(c))
+		},
 		expr: credentialKeys + `\s*[:=]\s*(?P<secret>[^\s"'=,;&()<>{}\[\]$*%|\\` + "`" + `]` +
 			`[^\s"',;&()<>{}\[\]` + "`" + `]*)`,
 		check: unquotedValue,

@@ -27,11 +27,9 @@ var envNotSecret = map[string]bool{
 // Redactor hides secrets in strings and JSON documents. It is immutable and
 // safe for concurrent use.
 type Redactor struct {
-	// literals replaces every literal secret in one pass; nil when there
-	// are none.
-	literals *strings.Replacer
 	patterns []pattern
-	anchors  *anchorSet
+	// scan finds the literal secrets and the patterns' anchors.
+	scan *scanner
 }
 
 // New returns a Redactor for the literal secrets (sensitive config values,
@@ -61,8 +59,7 @@ func New(secrets []string, env map[string]string) *Redactor {
 			add(v)
 		}
 	}
-	// Longest first: at a given position strings.Replacer tries its pairs
-	// in argument order, so a secret that extends another wins.
+	// Longest first: at a given position the longest secret wins.
 	slices.SortFunc(all, func(a, b string) int {
 		if len(a) != len(b) {
 			return len(b) - len(a)
@@ -71,14 +68,7 @@ func New(secrets []string, env map[string]string) *Redactor {
 	})
 	all = slices.Compact(all)
 	r := &Redactor{}
-	r.patterns, r.anchors = compile()
-	if len(all) > 0 {
-		pairs := make([]string, 0, 2*len(all))
-		for _, s := range all {
-			pairs = append(pairs, s, Placeholder)
-		}
-		r.literals = strings.NewReplacer(pairs...)
-	}
+	r.patterns, r.scan = compile(all)
 	return r
 }
 
@@ -98,26 +88,72 @@ func credentialName(name string) bool {
 }
 
 // String returns s with every literal secret replaced by "[REDACTED]" and
-// every recognised credential by "[REDACTED:<kind>]".
+// every recognised credential by "[REDACTED:<kind>]". Where occurrences of
+// literal secrets overlap, the whole stretch they cover is one
+// placeholder.
 func (r *Redactor) String(s string) string {
 	if len(s) < MinSecretLen {
 		return s
 	}
-	if r.literals != nil {
-		s = r.literals.Replace(s)
+	var buf, spare [32]hit
+	hits, lit := r.scan.scan(s, 0, len(s), 0, buf[:0], true)
+	if lit >= 0 {
+		// The scan stopped at the first secret: scan the rest again once
+		// the secrets are replaced.
+		line := lineStart(s, lit)
+		s = r.scan.replaceLiterals(s, lit)
+		hits = keepBefore(hits[:0], hits, line, 0)
+		hits, _ = r.scan.scan(s, line, len(s), 0, hits, false)
 	}
-	var buf [32]hit
-	hits := r.anchors.scan(s, 0, buf[:0])
+	next := spare[:0]
 	for i := range r.patterns {
 		if len(hits) == 0 {
 			break
 		}
-		if out := r.patterns[i].apply(s, i, hits); out != s {
-			// Offsets moved: find the anchors of the patterns still to run
-			// in the new text.
-			s = out
-			hits = r.anchors.scan(s, i+1, hits[:0])
+		out, ch := r.patterns[i].apply(s, i, hits)
+		if ch.first < 0 {
+			continue
 		}
+		next = r.rescan(out, next[:0], hits, ch, len(out)-len(s), i+1)
+		s, hits, next = out, next, hits
 	}
 	return s
 }
+
+// rescan appends to dst the hits in s for patterns numbered from on,
+// given old, the hits in the text before ch changed it into s (delta
+// longer). A hit depends only on its own line (the anchor, the byte
+// before it, the key and operator after it), so only the lines ch touched
+// are scanned again; the hits before them are kept, and those after them
+// are moved by delta.
+func (r *Redactor) rescan(s string, dst, old []hit, ch change, delta, from int) []hit {
+	start, end := lineStart(s, ch.first), len(s)
+	if nl := strings.IndexByte(s[ch.last:], '\n'); nl >= 0 {
+		end = ch.last + nl
+	}
+	dst = keepBefore(dst, old, start, from)
+	dst, _ = r.scan.scan(s, start, end, from, dst, false)
+	for _, h := range old {
+		if h.pos > end-delta && h.pattern >= from {
+			dst = append(dst, hit{h.pos + delta, h.pattern})
+		}
+	}
+	return dst
+}
+
+// keepBefore appends to dst the hits of hits before pos for patterns
+// numbered from on. dst may share hits' array.
+func keepBefore(dst, hits []hit, pos, from int) []hit {
+	for _, h := range hits {
+		if h.pos >= pos {
+			break
+		}
+		if h.pattern >= from {
+			dst = append(dst, h)
+		}
+	}
+	return dst
+}
+
+// lineStart returns the start of the line that holds s[i].
+func lineStart(s string, i int) int { return strings.LastIndexByte(s[:i], '\n') + 1 }

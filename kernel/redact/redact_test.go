@@ -160,6 +160,33 @@ func TestLongerSecretWins(t *testing.T) {
 	}
 }
 
+// TestLiteralSecretEdges covers literal secrets that overlap, contain or
+// extend one another, touch, or sit at the ends of the text: no part of a
+// secret that occurs whole is left, and ordinary text around is kept.
+func TestLiteralSecretEdges(t *testing.T) {
+	r := redact.New([]string{"abcdef12", "ef12ghij", "abcd1234", "abcd1234-extra", "zz-inner-zz", "inner-zz-tail"}, nil)
+	tests := []struct{ name, in, want string }{
+		{"overlapping: one stretch", "x abcdef12ghij y", "x [REDACTED] y"},
+		{"overlap chain", "abcdef12ghij abcdef12ghij", "[REDACTED] [REDACTED]"},
+		{"prefix of another: the longer wins", "k=abcd1234-extra;", "k=[REDACTED];"},
+		{"prefix of another: alone", "k=abcd1234-extr;", "k=[REDACTED]-extr;"},
+		{"contained in another", "(zz-inner-zz-tail)", "([REDACTED])"},
+		{"touching: two placeholders", "abcdef12abcd1234", "[REDACTED][REDACTED]"},
+		{"at both ends", "abcdef12 middle ef12ghij", "[REDACTED] middle [REDACTED]"},
+		{"whole text", "abcd1234", "[REDACTED]"},
+		{"part of a secret only", "abcdef1 f12ghij", "abcdef1 f12ghij"},
+		{"then a pattern on the same line", "abcd1234 password=hunter22", "[REDACTED] password=[REDACTED:credential]"},
+		{"a pattern before, on the same line", "password=hunter22 abcd1234", "password=[REDACTED:credential] [REDACTED]"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if diff := cmp.Diff(tt.want, r.String(tt.in)); diff != "" {
+				t.Errorf("String(%q) mismatch (-want +got):\n%s", tt.in, diff)
+			}
+		})
+	}
+}
+
 func TestQueryEscapedSecret(t *testing.T) {
 	r := redact.New([]string{"p@ss word+1"}, nil)
 	if got, want := r.String("body: user=bob&pw=p%40ss+word%2B1"), "body: user=bob&pw=[REDACTED]"; got != want {
