@@ -83,20 +83,7 @@ type wire struct {
 }
 
 // MarshalJSON writes the public shape.
-func (e Event) MarshalJSON() ([]byte, error) {
-	if e.Payload == nil {
-		return nil, fmt.Errorf("event %d (%s): no payload", e.Seq, e.Type)
-	}
-	data, err := json.Marshal(e.Payload)
-	if err != nil {
-		return nil, fmt.Errorf("event %d (%s): %w", e.Seq, e.Type, err)
-	}
-	t := e.Type
-	if t == "" {
-		t = e.Payload.EventType()
-	}
-	return json.Marshal(wire{e.SchemaVersion, e.RunID, e.AgentID, e.Seq, e.Time.UTC(), t, data, e.Prev})
-}
+func (e Event) MarshalJSON() ([]byte, error) { return e.marshal(false) }
 
 // UnmarshalJSON reads the public shape, decoding data into the payload
 // type the event names. An unknown type from a newer Sparrow decodes to

@@ -9,13 +9,12 @@ import (
 	"io"
 )
 
-// Encode writes e as one NDJSON line.
+// Encode writes e as one NDJSON line, with one write.
 func Encode(w io.Writer, e Event) error {
-	b, err := json.Marshal(e)
+	b, err := e.marshal(true)
 	if err != nil {
 		return err
 	}
-	b = append(b, '\n')
 	_, err = w.Write(b)
 	return err
 }
