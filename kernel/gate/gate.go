@@ -118,6 +118,8 @@ type Gate struct {
 	p  Policy
 	// denied are the denied-path entries, defaults first.
 	denied []deniedEntry
+	// globs are the rules' and denied paths' "**" globs, compiled.
+	globs globs
 }
 
 // New returns a gate for p. The workspace is made absolute and its
@@ -132,7 +134,8 @@ func New(p Policy) *Gate {
 	p.Autonomy = clamp(p.Autonomy)
 	p.DeniedPaths = slices.Clone(p.DeniedPaths)
 	p.Allow, p.Ask, p.Deny = slices.Clone(p.Allow), slices.Clone(p.Ask), slices.Clone(p.Deny)
-	return &Gate{p: p, denied: deniedEntries(p.DeniedPaths)}
+	denied := deniedEntries(p.DeniedPaths)
+	return &Gate{p: p, denied: denied, globs: compileGlobs(ruleGlobs(p), deniedGlobs(denied))}
 }
 
 // SetAutonomy moves the dial to level, clamped to [0, 1]. The engine
@@ -174,7 +177,7 @@ func (g *Gate) Decide(c Call) Verdict {
 		return Verdict{Decision: Deny, Risk: j.risk, Rule: "mode " + p.Mode,
 			Reason: fmt.Sprintf("%s mode only allows read-only calls; this one is %s%s", p.Mode, j.risk, j.because())}
 	}
-	v, ok := matchRules(p, c, j)
+	v, ok := matchRules(p, g.globs, c, j)
 	if !ok {
 		v = dial(p, j)
 	}

@@ -345,10 +345,14 @@ func TestGlobMatch(t *testing.T) {
 		{"src/*.go", "src/a/b.go", false},
 		{"[^.]*", ".env", false},
 		{"[^.]*", "env", true},
+		{"**/[z-a]", "x/z", false}, // malformed (reversed range): matches nothing
 	}
 	for _, tc := range cases {
-		if got := globMatch(tc.glob, tc.path); got != tc.want {
-			t.Errorf("globMatch(%q, %q) = %v, want %v", tc.glob, tc.path, got, tc.want)
+		// Compiled when matched, and compiled up front as a gate does.
+		for _, gs := range []globs{{}, compileGlobs([]string{tc.glob})} {
+			if got := gs.match(tc.glob, tc.path); got != tc.want {
+				t.Errorf("match(%q, %q) with %d compiled = %v, want %v", tc.glob, tc.path, len(gs), got, tc.want)
+			}
 		}
 	}
 }

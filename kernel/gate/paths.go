@@ -41,6 +41,16 @@ func deniedEntries(configured []string) []deniedEntry {
 	return out
 }
 
+// deniedGlobs lists the entries' patterns in the form deniedMatch
+// matches them in.
+func deniedGlobs(entries []deniedEntry) []string {
+	out := make([]string, 0, len(entries))
+	for _, e := range entries {
+		out = append(out, strings.Trim(e.pattern, "/"))
+	}
+	return out
+}
+
 func (e deniedEntry) rule() string {
 	if e.isDefault {
 		return "default denied path " + e.pattern
@@ -127,9 +137,10 @@ func (g *Gate) checkPaths(p Policy, c Call, j judged) (Verdict, bool) {
 // no file system and is safe for concurrent use.
 func DeniedMatcher(configured []string) func(rel string) bool {
 	entries := deniedEntries(configured)
+	gs := compileGlobs(deniedGlobs(entries))
 	return func(rel string) bool {
 		for _, e := range entries {
-			if deniedMatch(e.pattern, rel) {
+			if deniedMatch(gs, e.pattern, rel) {
 				return true
 			}
 		}
@@ -144,7 +155,7 @@ func DeniedMatcher(configured []string) func(rel string) bool {
 func (g *Gate) deniedPath(paths ...string) (deniedEntry, bool) {
 	for _, e := range g.denied {
 		for _, p := range paths {
-			if deniedMatch(e.pattern, p) {
+			if deniedMatch(g.globs, e.pattern, p) {
 				return e, true
 			}
 		}
@@ -152,7 +163,7 @@ func (g *Gate) deniedPath(paths ...string) (deniedEntry, bool) {
 	return deniedEntry{}, false
 }
 
-func deniedMatch(pattern, p string) bool {
+func deniedMatch(gs globs, pattern, p string) bool {
 	comps := strings.Split(filepath.ToSlash(p), "/")
 	if !strings.Contains(pattern, "/") {
 		return slices.ContainsFunc(comps, func(c string) bool {
@@ -163,7 +174,7 @@ func deniedMatch(pattern, p string) bool {
 	clean := strings.Trim(path.Clean(filepath.ToSlash(p)), "/")
 	parts := strings.Split(clean, "/")
 	for i := 1; i <= len(parts); i++ {
-		if globMatch(strings.Trim(pattern, "/"), strings.Join(parts[:i], "/")) {
+		if gs.match(strings.Trim(pattern, "/"), strings.Join(parts[:i], "/")) {
 			return true
 		}
 	}

@@ -14,7 +14,7 @@ import (
 // matchRules applies the permission rules: every deny rule first, then
 // every ask rule, then every allow rule, each kind in definition order;
 // the first rule that matches decides.
-func matchRules(p Policy, c Call, j judged) (Verdict, bool) {
+func matchRules(p Policy, gs globs, c Call, j judged) (Verdict, bool) {
 	kinds := []struct {
 		kind  string
 		rules []config.Rule
@@ -22,7 +22,7 @@ func matchRules(p Policy, c Call, j judged) (Verdict, bool) {
 	}{{"deny", p.Deny, Deny}, {"ask", p.Ask, Ask}, {"allow", p.Allow, Allow}}
 	for _, k := range kinds {
 		for i, r := range k.rules {
-			if !ruleMatches(p, r, c, j, k.d == Allow) {
+			if !ruleMatches(p, gs, r, c, j, k.d == Allow) {
 				continue
 			}
 			v := Verdict{
@@ -62,7 +62,7 @@ func RuleName(kind string, i int, r config.Rule) string {
 // sets no field matches nothing. For allow rules, a command prefix must
 // cover every simple command of the line (so allowing "go test" does not
 // allow "go test && rm -rf ."); for ask and deny rules one is enough.
-func ruleMatches(p Policy, r config.Rule, c Call, j judged, allow bool) bool {
+func ruleMatches(p Policy, gs globs, r config.Rule, c Call, j judged, allow bool) bool {
 	if len(r.Tools) == 0 && len(r.Paths) == 0 && len(r.Commands) == 0 && len(r.Providers) == 0 && len(r.Surfaces) == 0 {
 		return false
 	}
@@ -70,7 +70,7 @@ func ruleMatches(p Policy, r config.Rule, c Call, j judged, allow bool) bool {
 	case len(r.Tools) > 0 && !anyGlob(r.Tools, c.Tool),
 		len(r.Providers) > 0 && !anyGlob(r.Providers, c.Provider),
 		len(r.Surfaces) > 0 && !anyGlob(r.Surfaces, c.Surface),
-		len(r.Paths) > 0 && !pathsMatch(p, r.Paths, c),
+		len(r.Paths) > 0 && !pathsMatch(p, gs, r.Paths, c),
 		len(r.Commands) > 0 && !commandsMatch(r.Commands, j.commands, allow):
 		return false
 	}
@@ -89,16 +89,16 @@ func anyGlob(globs []string, s string) bool {
 
 // pathsMatch reports whether any path of the call matches any glob, in
 // its workspace-relative or its absolute form.
-func pathsMatch(p Policy, globs []string, c Call) bool {
+func pathsMatch(p Policy, gs globs, patterns []string, c Call) bool {
 	for _, a := range pathArgs(c) {
 		abs := resolve(p.Workspace, a.value)
 		forms := []string{filepath.ToSlash(abs)}
 		if rel, err := filepath.Rel(p.Workspace, abs); err == nil && inside(p.Workspace, abs) {
 			forms = append(forms, filepath.ToSlash(rel))
 		}
-		for _, g := range globs {
+		for _, g := range patterns {
 			for _, f := range forms {
-				if globMatch(filepath.ToSlash(g), f) {
+				if gs.match(filepath.ToSlash(g), f) {
 					return true
 				}
 			}
@@ -107,16 +107,52 @@ func pathsMatch(p Policy, globs []string, c Call) bool {
 	return false
 }
 
-// globMatch is path.Match where "**" spans any number of directories:
+// globs holds the compiled expressions of "**" globs, so a decision does
+// not compile one per glob per path. It is built once and only read; a
+// glob missing from it is compiled when matched.
+type globs map[string]*regexp.Regexp
+
+// ruleGlobs lists the path globs of every rule, in the form they are
+// matched in.
+func ruleGlobs(p Policy) []string {
+	var out []string
+	for _, rules := range [][]config.Rule{p.Deny, p.Ask, p.Allow} {
+		for _, r := range rules {
+			for _, g := range r.Paths {
+				out = append(out, filepath.ToSlash(g))
+			}
+		}
+	}
+	return out
+}
+
+// compileGlobs compiles every "**" glob in the lists; a malformed one maps
+// to nil.
+func compileGlobs(lists ...[]string) globs {
+	gs := globs{}
+	for _, l := range lists {
+		for _, g := range l {
+			if strings.Contains(g, "**") {
+				gs[g], _ = regexp.Compile(globRegexp(g))
+			}
+		}
+	}
+	return gs
+}
+
+// match is path.Match where "**" spans any number of directories:
 // "docs/**" matches "docs" and "docs/a/b.md", "**/*.pem" matches "k.pem"
 // and "a/b/k.pem". A malformed glob matches nothing.
-func globMatch(glob, p string) bool {
+func (gs globs) match(glob, p string) bool {
 	if !strings.Contains(glob, "**") {
 		ok, _ := path.Match(glob, p)
 		return ok
 	}
-	re, err := regexp.Compile(globRegexp(glob))
-	return err == nil && re.MatchString(p)
+	re, ok := gs[glob]
+	if !ok {
+		re, _ = regexp.Compile(globRegexp(glob))
+	}
+	return re != nil && re.MatchString(p)
 }
 
 // globRegexp translates a glob with "**" into an anchored regexp.
