@@ -24,42 +24,85 @@ const pollEvery = 10 * time.Millisecond
 // exits it stops whatever the command left running in its group, so
 // nothing survives it.
 func Run(ctx context.Context, cmd *exec.Cmd, sio sandbox.IO, o Options) (sandbox.Exit, error) {
+	p := &localProcess{cmd: cmd, live: o.Live}
+	exit, err := supervise(ctx, p, sio, o)
+	var nse *NotStartedError
+	if errors.As(err, &nse) {
+		fmt.Fprintf(OrDiscard(sio.Stderr), "sparrow: %s: %s: %v\n", o.Backend, cmd.Args[0], unwrapExec(nse.Err))
+		exit.Code = o.StartFailure
+		return exit, nil
+	}
+	return exit, err
+}
+
+// RunProcess supervises a command started by someone else on this
+// machine (a session sandbox's server) as Run supervises a local one:
+// same output pipes and cap, stdin, timeout (124), cancel, forwarded
+// signals and drain of its group. A start failure p reports as a
+// *NotStartedError ends with its Code; any other error from Start or
+// Wait is returned with the Exit measured so far (output closed), so the
+// caller can say what happened. Options.Live, Relay, Deliver and
+// StartFailure do not apply.
+func RunProcess(ctx context.Context, p Process, sio sandbox.IO, o Options) (sandbox.Exit, error) {
+	exit, err := supervise(ctx, p, sio, o)
+	var nse *NotStartedError
+	if errors.As(err, &nse) {
+		exit.Code = nse.Code
+		return exit, nil
+	}
+	return exit, err
+}
+
+// supervise runs p to the end; see Run.
+func supervise(ctx context.Context, p Process, sio sandbox.IO, o Options) (sandbox.Exit, error) {
 	out, err := newOutput(sio.Stdout, sio.Stderr, o.Tap, o.Limit, o.Backend)
 	if err != nil {
 		return sandbox.Exit{}, err
 	}
-	cmd.Stdout, cmd.Stderr = out.stdout(), out.stderr()
-	stdin, err := newStdin(cmd, sio.Stdin, o.Backend)
+	stdin, err := newStdin(sio.Stdin, o.Backend)
 	if err != nil {
 		out.started()
 		out.finish()
 		return sandbox.Exit{}, err
 	}
 	began := time.Now()
-	err = cmd.Start()
+	err = p.Start(stdin.child, out.stdout(), out.stderr())
 	out.started()
 	stdin.started()
 	if err != nil {
 		stdin.stop()
 		out.finish()
-		fmt.Fprintf(OrDiscard(sio.Stderr), "sparrow: %s: %s: %v\n", o.Backend, cmd.Args[0], unwrapExec(err))
-		return sandbox.Exit{Code: o.StartFailure, Duration: time.Since(began)}, nil
+		return sandbox.Exit{Duration: time.Since(began)}, err
 	}
 	stdin.copy(sio.Stdin)
 
-	g := &group{pgid: cmd.Process.Pid, relay: o.Relay, deliver: o.Deliver}
-	o.Live.Add(g.pgid)
-	defer o.Live.Remove(g.pgid)
-	waited := make(chan error, 1)
-	go func() { waited <- cmd.Wait() }()
+	g := &group{p: p, deliver: o.Deliver}
+	if lp, ok := p.(*localProcess); ok && o.Relay {
+		g.relay = lp.signalLeader
+	}
+	var res struct {
+		ws  syscall.WaitStatus
+		err error
+	}
+	waited := make(chan struct{})
+	go func() {
+		res.ws, res.err = p.Wait()
+		close(waited)
+	}()
 	timedOut := g.supervise(ctx, waited, sio.Signals, o.Timeout)
-	g.drain()
+	if res.err == nil {
+		g.drain()
+	}
+	p.Stop()
 	stdin.stop()
 	if out.finish() {
 		fmt.Fprintf(OrDiscard(sio.Stderr), "sparrow: %s: a process that left the command's process group still holds its output; it was not waited for\n", o.Backend)
 	}
 	exit := sandbox.Exit{Duration: time.Since(began), OutputTruncated: out.truncated(), TimedOut: timedOut}
-	exit.Code, exit.Signal = status(cmd.ProcessState)
+	if res.err != nil {
+		return exit, res.err
+	}
+	exit.Code, exit.Signal = status(res.ws)
 	if timedOut {
 		exit.Code = 124
 	}
@@ -76,10 +119,11 @@ func unwrapExec(err error) error {
 	return err
 }
 
-// group is a command's process group, named by its leader's pid.
+// group is a command's processes as supervise sees them.
 type group struct {
-	pgid    int
-	relay   bool
+	p Process
+	// relay, when set, sends a signal to the leader alone (Options.Relay).
+	relay   func(syscall.Signal)
 	deliver func(syscall.Signal) bool
 	// termSent is set once the command was asked to stop; killAt fires
 	// when the grace period is over.
@@ -91,18 +135,18 @@ type group struct {
 // forward sends a forwarded signal or the first SIGTERM: to the leader
 // when it relays, else to the group.
 func (g *group) forward(sig syscall.Signal) {
-	if g.relay {
-		_ = syscall.Kill(g.pgid, sig)
+	if g.relay != nil {
+		g.relay(sig)
 		return
 	}
-	g.signalGroup(sig)
+	g.p.Signal(sig)
 }
 
 // signalGroup sends sig to every process in the group.
-func (g *group) signalGroup(sig syscall.Signal) { _ = syscall.Kill(-g.pgid, sig) }
+func (g *group) signalGroup(sig syscall.Signal) { g.p.Signal(sig) }
 
 // alive reports whether the group still has a live member.
-func (g *group) alive() bool { return groupAlive(g.pgid) }
+func (g *group) alive() bool { return g.p.Alive() }
 
 // terminate asks the command to stop once and starts the grace period.
 func (g *group) terminate(send func(syscall.Signal)) {
@@ -123,7 +167,7 @@ func (g *group) kill() {
 
 // supervise runs until the leader has been waited for, and reports
 // whether it timed out.
-func (g *group) supervise(ctx context.Context, waited <-chan error, signals <-chan string, timeout time.Duration) (timedOut bool) {
+func (g *group) supervise(ctx context.Context, waited <-chan struct{}, signals <-chan string, timeout time.Duration) (timedOut bool) {
 	timer := time.NewTimer(timeout)
 	defer timer.Stop()
 	done := ctx.Done()
@@ -146,7 +190,7 @@ func (g *group) supervise(ctx context.Context, waited <-chan error, signals <-ch
 			}
 			switch sig, known := forwardable(name); {
 			case !known:
-			case g.relay && sig == syscall.SIGKILL:
+			case g.relay != nil && sig == syscall.SIGKILL:
 				g.kill()
 			case g.deliver != nil && sig != syscall.SIGKILL && g.deliver(sig):
 			default:
@@ -159,9 +203,8 @@ func (g *group) supervise(ctx context.Context, waited <-chan error, signals <-ch
 // drain stops what the leader left running in its group: SIGTERM, then
 // SIGKILL when the grace period (begun here or earlier) is over. Once
 // SIGKILL is sent it does not wait: the leftovers are gone, only their
-// reaping by init remains. A last SIGKILL, sent only while the
-// group still exists (so its id cannot have been reused), covers a
-// leftover forked while the group was being checked.
+// reaping by init remains. Process.Stop then covers a leftover forked
+// while the group was being checked.
 func (g *group) drain() {
 	if g.killed {
 		return
@@ -170,7 +213,7 @@ func (g *group) drain() {
 		switch {
 		case !g.termSent:
 			g.terminate(g.signalGroup)
-		case g.relay:
+		case g.relay != nil:
 			g.signalGroup(syscall.SIGTERM) // the first went to the leader only
 		}
 		poll := time.NewTicker(pollEvery)
@@ -184,9 +227,6 @@ func (g *group) drain() {
 			}
 		}
 	}
-	if syscall.Kill(-g.pgid, 0) == nil {
-		g.signalGroup(syscall.SIGKILL)
-	}
 }
 
 // stdinPipe feeds the caller's stdin to the command through a pipe; with
@@ -195,7 +235,7 @@ type stdinPipe struct {
 	child, parent *os.File
 }
 
-func newStdin(cmd *exec.Cmd, r io.Reader, backend string) (*stdinPipe, error) {
+func newStdin(r io.Reader, backend string) (*stdinPipe, error) {
 	if r == nil {
 		return &stdinPipe{}, nil
 	}
@@ -203,7 +243,6 @@ func newStdin(cmd *exec.Cmd, r io.Reader, backend string) (*stdinPipe, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: stdin pipe: %w", backend, err)
 	}
-	cmd.Stdin = cr
 	return &stdinPipe{child: cr, parent: pw}, nil
 }
 

@@ -3,7 +3,6 @@
 package proc
 
 import (
-	"os"
 	"strconv"
 	"syscall"
 )
@@ -76,9 +75,9 @@ func signalName(sig syscall.Signal) string {
 
 // status turns how the process ended into an exit code and signal name:
 // a command killed by signal N exits 128+N, as in a shell.
-func status(ps *os.ProcessState) (int, string) {
-	if ws, ok := ps.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+func status(ws syscall.WaitStatus) (int, string) {
+	if ws.Signaled() {
 		return 128 + int(ws.Signal()), signalName(ws.Signal())
 	}
-	return ps.ExitCode(), ""
+	return ws.ExitStatus(), ""
 }

@@ -17,6 +17,11 @@ func Attr() *syscall.SysProcAttr { return nil }
 // KillGroup does nothing: there are no process groups here.
 func KillGroup(int) {}
 
+// RunProcess refuses, as Run does.
+func RunProcess(_ context.Context, _ Process, sio sandbox.IO, o Options) (sandbox.Exit, error) {
+	return Run(context.Background(), nil, sio, o)
+}
+
 // Run refuses: without process groups a command's children could not be
 // stopped, and no backend pretends it can.
 func Run(_ context.Context, _ *exec.Cmd, sio sandbox.IO, o Options) (sandbox.Exit, error) {
