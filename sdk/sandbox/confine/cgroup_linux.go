@@ -263,6 +263,26 @@ func (g *cgroup) oomKilled() bool {
 	return false
 }
 
+// oomKills counts the processes the memory limit has killed so far.
+func (g *cgroup) oomKills() int64 {
+	var n int64
+	for _, d := range g.dirs {
+		for _, f := range []string{"memory.events", "memory.oom_control"} {
+			b, err := os.ReadFile(filepath.Join(d, f))
+			if err != nil {
+				continue
+			}
+			for _, line := range strings.Split(string(b), "\n") {
+				if k, v, ok := strings.Cut(line, " "); ok && k == "oom_kill" {
+					c, _ := strconv.ParseInt(v, 10, 64)
+					n += c
+				}
+			}
+		}
+	}
+	return n
+}
+
 // remove kills what is left and deletes the cgroup.
 func (g *cgroup) remove() {
 	g.kill()

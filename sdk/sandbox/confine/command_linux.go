@@ -97,11 +97,16 @@ func children(pid int) []int {
 // Cleanup kills whatever is left of the process tree and releases the
 // cgroup. Call it once the process has been waited for (or never started).
 func (c *Cmd) Cleanup() {
-	for _, f := range c.files[c.own:] {
-		f.Close()
-	}
+	c.closeFiles()
 	if c.cg != nil {
 		c.cg.remove()
+	}
+}
+
+// closeFiles closes the descriptors Command opened for bubblewrap.
+func (c *Cmd) closeFiles() {
+	for _, f := range c.files[c.own:] {
+		f.Close()
 	}
 }
 
@@ -128,6 +133,13 @@ func Command(spec Spec, rep Report) (*Cmd, error) {
 	if len(spec.Argv) == 0 {
 		return nil, errors.New("confine: empty argv")
 	}
+	return newCmd(spec, rep, nil)
+}
+
+// newCmd lays out bubblewrap and the init's plan for spec. With control
+// set, the sandbox's process is a session server (serverArg) that serves
+// the control socket, as pid 1 of the sandbox, instead of a program.
+func newCmd(spec Spec, rep Report, control *os.File) (*Cmd, error) {
 	if spec.Init != "" && !filepath.IsAbs(spec.Init) {
 		return nil, fmt.Errorf("confine: init %q is not an absolute path", spec.Init)
 	}
@@ -175,6 +187,16 @@ func Command(spec Spec, rep Report) (*Cmd, error) {
 		c.Cleanup()
 		return nil, err
 	}
+	mode := initArg
+	if control != nil {
+		// As pid 1 the server cannot be killed from inside, and what a
+		// command leaves behind re-parents to it.
+		mode = serverArg
+		args = append(args, "--as-pid-1")
+		c.files = append(c.files, control)
+		plan.Control = 2 + len(c.files)
+		plan.Scratch = scratchDirs(spec)
+	}
 	js, err := json.Marshal(plan)
 	if err != nil {
 		c.Cleanup()
@@ -197,7 +219,7 @@ func Command(spec Spec, rep Report) (*Cmd, error) {
 	}
 	c.files = append(c.files, infoW)
 	go c.readInfo(infoR)
-	args = append(args, "--info-fd", strconv.Itoa(2+len(c.files)), "--", init, initArg, string(js))
+	args = append(args, "--info-fd", strconv.Itoa(2+len(c.files)), "--", init, mode, string(js))
 	bwrap := strings.Fields(rep.Bwrap)[0]
 	argv := append([]string{bwrap}, args...)
 	c.Cmd = &exec.Cmd{Path: argv[0], Args: argv, Env: slices.Clone(spec.Env), ExtraFiles: c.files}

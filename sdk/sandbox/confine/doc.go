@@ -10,6 +10,11 @@
 // plugin binary, the sparrow binary itself). Init returns at once unless
 // the process was started as the init.
 //
+// A Session is the same sandbox kept for many commands: its process is a
+// server (the same init binary, in a second mode) that starts each
+// command from its confined thread, so a command costs a fork and exec
+// instead of bubblewrap and the init.
+//
 // Probe says which primitives work on this machine; Command refuses to run
 // weaker than a Spec asks and says what is missing and how to get it.
 package confine

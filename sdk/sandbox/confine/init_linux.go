@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"runtime"
 	"strconv"
 	"strings"
@@ -19,6 +20,9 @@ const (
 	// initArg: inside the sandbox, apply Landlock, seccomp and rlimits,
 	// then exec the program.
 	initArg = "__sparrow-confine-init"
+	// serverArg: apply the same, then serve a session's commands (see
+	// Session).
+	serverArg = "__sparrow-confine-server"
 	// initPath is where the init binary is bound inside.
 	initPath = "/.sparrow/init"
 )
@@ -39,10 +43,15 @@ type initPlan struct {
 	// Cgroups are descriptors of cgroup.procs files, opened outside, that
 	// the init joins before anything else.
 	Cgroups []int `json:"cgroups,omitempty"`
+	// Control is the session server's socket (serverArg only).
+	Control int `json:"control,omitempty"`
+	// Scratch are the directories a session server empties once no
+	// command runs: what a command leaves there is gone for the next.
+	Scratch []string `json:"scratch,omitempty"`
 }
 
-// Init runs the init when the process was started as one and never
-// returns then; otherwise it returns at once. Call it first in main of any
+// Init runs the init (or a session's server) when the process was
+// started as one and never returns then; otherwise it returns at once. Call it first in main of any
 // binary used as Spec.Init.
 func Init() {
 	if len(os.Args) < 2 {
@@ -52,6 +61,8 @@ func Init() {
 	switch os.Args[1] {
 	case initArg:
 		err = runInit(os.Args[2:])
+	case serverArg:
+		err = runServer(os.Args[2:])
 	default:
 		return
 	}
@@ -90,6 +101,26 @@ func runInit(args []string) error {
 		}
 		return exitCode(127)
 	}
+	if err := confineThread(plan); err != nil {
+		return err
+	}
+	// Descriptors Sparrow or its own parent left inheritable end here.
+	if err := unix.CloseRange(uint(3+plan.Keep), ^uint(0), unix.CLOSE_RANGE_CLOEXEC); err != nil {
+		return fmt.Errorf("close inherited descriptors: %w", err)
+	}
+	err = unix.Exec(path, plan.Argv, os.Environ())
+	fmt.Fprintf(os.Stderr, "sparrow: %s: %v\n", plan.Argv[0], err)
+	if errors.Is(err, unix.EACCES) || errors.Is(err, unix.ENOEXEC) {
+		return exitCode(126)
+	}
+	return exitCode(127)
+}
+
+// confineThread joins the plan's cgroups, sets its rlimits, and locks
+// the calling goroutine to its thread, which it confines: no_new_privs,
+// Landlock, seccomp. Those hold for this thread and whatever it starts
+// (execve, fork), not for the process's other threads.
+func confineThread(plan initPlan) error {
 	// Join the cgroups first: everything the program starts is counted.
 	// Writing 0 moves the writer; the descriptor carries the permission.
 	for _, fd := range plan.Cgroups {
@@ -110,19 +141,7 @@ func runInit(args []string) error {
 			return err
 		}
 	}
-	if err := installSeccomp(); err != nil {
-		return err
-	}
-	// Descriptors Sparrow or its own parent left inheritable end here.
-	if err := unix.CloseRange(uint(3+plan.Keep), ^uint(0), unix.CLOSE_RANGE_CLOEXEC); err != nil {
-		return fmt.Errorf("close inherited descriptors: %w", err)
-	}
-	err = unix.Exec(path, plan.Argv, os.Environ())
-	fmt.Fprintf(os.Stderr, "sparrow: %s: %v\n", plan.Argv[0], err)
-	if errors.Is(err, unix.EACCES) || errors.Is(err, unix.ENOEXEC) {
-		return exitCode(126)
-	}
-	return exitCode(127)
+	return installSeccomp()
 }
 
 var errNotExecutable = errors.New("not executable")
@@ -240,4 +259,67 @@ func addPathRule(ruleset int, path string, access uint64) error {
 		return fmt.Errorf("landlock: rule for %s: %w", path, err)
 	}
 	return nil
+}
+
+// lookPathIn finds name as lookPath does, for a command with environment
+// env and working directory dir (the session server runs in neither):
+// the same 126 and 127 errors.
+func lookPathIn(name string, env []string, dir string) (string, error) {
+	abs := func(p string) string {
+		if filepath.IsAbs(p) {
+			return p
+		}
+		return filepath.Join(dir, p)
+	}
+	if strings.Contains(name, "/") {
+		err := findExecutable(abs(name))
+		switch {
+		case err == nil:
+			return abs(name), nil
+		case errors.Is(err, os.ErrNotExist):
+			return "", fmt.Errorf("command not found: %s", name)
+		}
+		return "", fmt.Errorf("permission denied: %s: %w", name, errNotExecutable)
+	}
+	path := ""
+	for _, kv := range env {
+		if v, ok := strings.CutPrefix(kv, "PATH="); ok {
+			path = v
+		}
+	}
+	for _, d := range filepath.SplitList(path) {
+		if d == "" {
+			d = "."
+		}
+		p := filepath.Join(d, name)
+		if findExecutable(abs(p)) != nil {
+			continue
+		}
+		if !filepath.IsAbs(p) {
+			// exec.LookPath refuses a program found relative to the
+			// working directory (exec.ErrDot); so does lookPath.
+			return "", fmt.Errorf("permission denied: %s: %w", name, errNotExecutable)
+		}
+		return p, nil
+	}
+	return "", fmt.Errorf("command not found: %s", name)
+}
+
+// findExecutable is exec.LookPath's check of one file.
+func findExecutable(file string) error {
+	fi, err := os.Stat(file)
+	if err != nil {
+		return err
+	}
+	if fi.IsDir() {
+		return unix.EISDIR
+	}
+	err = unix.Faccessat(unix.AT_FDCWD, file, unix.X_OK, unix.AT_EACCESS)
+	if err == nil || (err != unix.ENOSYS && err != unix.EPERM) {
+		return err
+	}
+	if fi.Mode()&0o111 != 0 {
+		return nil
+	}
+	return os.ErrPermission
 }
