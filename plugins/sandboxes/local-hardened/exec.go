@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"slices"
@@ -22,7 +23,10 @@ import (
 // just after the command started may carry a time slightly before it.
 const ctimeSlack = 20 * time.Millisecond
 
-// Exec implements sandbox.Sandbox. Protocol problems are Go errors.
+// Exec implements sandbox.Sandbox. A session's commands share one
+// sandbox, started by the first of them (see execShared); a command that
+// does not fit it, or one without a session, gets a sandbox of its own.
+// Protocol problems are Go errors.
 // Requests this backend cannot honour (a limit it cannot enforce here, a
 // working directory outside the workspace, a machine without the
 // primitives) exit 127 with the reason on
@@ -76,6 +80,74 @@ func (h *Hardened) Exec(ctx context.Context, req sandbox.ExecRequest, sio sandbo
 	}
 	spec.Argv, spec.Env = req.Argv, env
 	before := scanDenied(root, s.policy.DeniedPaths)
+	hideDenied(&spec, root, before)
+	return h.run(ctx, call{s: s, spec: spec, rep: rep, cfg: cfg, req: req, root: root, dir: dir, before: before}, sio)
+}
+
+// call is one command, checked and laid out.
+type call struct {
+	s         *session
+	spec      confine.Spec
+	rep       confine.Report
+	cfg       settings
+	req       sandbox.ExecRequest
+	root, dir string
+	// before are the denied entries found before the command.
+	before []deniedEntry
+}
+
+// run runs the call in the session's sandbox when it fits, else in one
+// of its own, under its timeout, output cap and disk watch, and reports
+// what the command hit.
+func (h *Hardened) run(ctx context.Context, c call, sio sandbox.IO) (sandbox.Exit, error) {
+	stderr := proc.OrDiscard(sio.Stderr)
+	timeout, limit := c.req.Limits.Timeout, c.req.Limits.MaxOutputBytes
+	if timeout <= 0 {
+		timeout = c.cfg.timeout
+	}
+	if limit <= 0 {
+		limit = c.cfg.MaxOutputBytes
+	}
+	opts := proc.Options{Backend: "local-hardened", Timeout: timeout, Limit: limit, Live: &h.live, StartFailure: sandbox.ExitUnsupported}
+	runCtx, stop := context.WithCancel(ctx)
+	defer stop()
+	var disk *diskWatch
+	if d := diskLimit(c.cfg, c.req.Limits); d > 0 {
+		disk = watchDisk(runCtx, append([]string{c.root}, c.spec.ReadWrite...), d, stop)
+	}
+	started := time.Now().Add(-ctimeSlack)
+	var exit sandbox.Exit
+	var oom, ran bool
+	var err error
+	if c.s.root != "" && !h.perCommand && h.shares(c.cfg, c.s, c.root, c.dir, c.spec) {
+		asked := c.req.Limits.MemoryBytes > 0 || c.req.Limits.MaxPids > 0
+		exit, oom, ran, err = h.execShared(runCtx, c.s, c.spec, c.rep, sio, opts, asked)
+	}
+	if !ran {
+		var refused bool
+		if exit, oom, refused, err = h.execAlone(runCtx, c.spec, c.rep, c.req, sio, opts); refused {
+			return exit, nil
+		}
+	}
+	if err != nil {
+		return exit, err
+	}
+	if disk != nil && disk.exceeded() {
+		fmt.Fprintf(stderr, "sparrow: local-hardened: the command wrote more than %s to disk and was stopped\n", human(disk.limit))
+		if exit.Code == 0 {
+			exit.Code = 1
+		}
+	}
+	if oom {
+		fmt.Fprintf(stderr, "sparrow: local-hardened: the command reached its memory limit (%s); a process was killed\n", human(c.spec.Limits.MemoryBytes))
+	}
+	removeCreatedDenied(stderr, c.root, c.s.policy.DeniedPaths, c.before, started)
+	return exit, nil
+}
+
+// hideDenied adds the denied entries found before a command to its spec:
+// hidden, or protected (a .git directory stays readable).
+func hideDenied(spec *confine.Spec, root string, before []deniedEntry) {
 	for _, e := range before {
 		if filepath.Base(e.path) == readableName && e.isDir {
 			spec.Protected = append(spec.Protected, e.path)
@@ -92,46 +164,12 @@ func (h *Hardened) Exec(ctx context.Context, req sandbox.ExecRequest, sio sandbo
 			}
 		}
 	}
-	cmd, err := confine.Command(spec, rep)
-	if err != nil {
-		return refuse(sandbox.ExitUnsupported, "%v", err)
-	}
-	defer cmd.Cleanup()
-	for _, n := range cmd.Notes {
-		if req.Limits.MemoryBytes > 0 || req.Limits.MaxPids > 0 {
-			fmt.Fprintf(stderr, "sparrow: local-hardened: %s\n", n)
-		}
-	}
-	cmd.SysProcAttr = proc.Attr()
-	timeout, limit := req.Limits.Timeout, req.Limits.MaxOutputBytes
-	if timeout <= 0 {
-		timeout = cfg.timeout
-	}
-	if limit <= 0 {
-		limit = cfg.MaxOutputBytes
-	}
-	runCtx, stop := context.WithCancel(ctx)
-	defer stop()
-	var disk *diskWatch
-	if d := diskLimit(cfg, req.Limits); d > 0 {
-		disk = watchDisk(runCtx, append([]string{root}, spec.ReadWrite...), d, stop)
-	}
-	started := time.Now().Add(-ctimeSlack)
-	exit, err := proc.Run(runCtx, cmd.Cmd, sio, proc.Options{Backend: "local-hardened", Timeout: timeout, Limit: limit, Live: &h.live, StartFailure: sandbox.ExitUnsupported, Deliver: cmd.Signal})
-	cmd.Kill()
-	if err != nil {
-		return exit, err
-	}
-	if disk != nil && disk.exceeded() {
-		fmt.Fprintf(stderr, "sparrow: local-hardened: the command wrote more than %s to disk and was stopped\n", human(disk.limit))
-		if exit.Code == 0 {
-			exit.Code = 1
-		}
-	}
-	if cmd.OOMKilled() {
-		fmt.Fprintf(stderr, "sparrow: local-hardened: the command reached its memory limit (%s); a process was killed\n", human(spec.Limits.MemoryBytes))
-	}
-	for _, e := range scanDenied(root, s.policy.DeniedPaths) {
+}
+
+// removeCreatedDenied removes the denied paths a command created (found
+// now, not before, changed since it started), saying so on stderr.
+func removeCreatedDenied(stderr io.Writer, root string, patterns []string, before []deniedEntry, started time.Time) {
+	for _, e := range scanDenied(root, patterns) {
 		if e.changed.Before(started) || slices.ContainsFunc(before, func(b deniedEntry) bool { return b.path == e.path }) {
 			continue
 		}
@@ -142,7 +180,42 @@ func (h *Hardened) Exec(ctx context.Context, req sandbox.ExecRequest, sio sandbo
 		}
 		fmt.Fprintf(stderr, "sparrow: local-hardened: removed %s: the command created a denied path (a planted repository, hook or secret never reaches the host)\n", r)
 	}
-	return exit, nil
+}
+
+// execAlone runs the command in a sandbox of its own, started for it
+// and ended with it. refused means it could not be confined and stderr
+// says why.
+func (h *Hardened) execAlone(ctx context.Context, spec confine.Spec, rep confine.Report, req sandbox.ExecRequest, sio sandbox.IO, o proc.Options) (exit sandbox.Exit, oom, refused bool, err error) {
+	stderr := proc.OrDiscard(sio.Stderr)
+	cmd, err := confine.Command(spec, rep)
+	if err != nil {
+		fmt.Fprintf(stderr, "sparrow: local-hardened: %v\n", err)
+		return sandbox.Exit{Code: sandbox.ExitUnsupported}, false, true, nil
+	}
+	defer cmd.Cleanup()
+	for _, n := range cmd.Notes {
+		if req.Limits.MemoryBytes > 0 || req.Limits.MaxPids > 0 {
+			fmt.Fprintf(stderr, "sparrow: local-hardened: %s\n", n)
+		}
+	}
+	cmd.SysProcAttr = proc.Attr()
+	o.Deliver = cmd.Signal
+	exit, err = proc.Run(ctx, cmd.Cmd, sio, o)
+	cmd.Kill()
+	return exit, cmd.OOMKilled(), false, err
+}
+
+// shares reports whether a command fits the session's sandbox: the
+// network, limits and home a request without overrides gets. Anything
+// else (AllowNetwork over a policy without, other limits, another HOME)
+// runs in a sandbox of its own.
+func (h *Hardened) shares(cfg settings, s *session, root, dir string, spec confine.Spec) bool {
+	_, home, err := h.env(nil, s.policy.EnvAllowlist)
+	if err != nil {
+		return false
+	}
+	base, err := h.spec(cfg, s, root, dir, home, sandbox.ExecRequest{})
+	return err == nil && spec.Network == base.Network && spec.Limits == base.Limits && spec.Home == base.Home
 }
 
 // spec compiles the session's policy, the configuration and the request

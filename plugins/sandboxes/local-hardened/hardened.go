@@ -28,6 +28,9 @@ type Hardened struct {
 	// stateDir is Sparrow's state directory (from Configure); commands'
 	// homes live below it. Empty: each command gets an empty home.
 	stateDir string
+	// perCommand runs every command in a sandbox of its own, as before
+	// sessions shared one (benchmarks compare the two).
+	perCommand bool
 }
 
 // New returns the backend with default settings.
@@ -78,8 +81,20 @@ func (h *Hardened) Capabilities(ctx context.Context) (sandbox.Capabilities, erro
 }
 
 // Cleanup implements plugin.Cleaner: when the kernel dies, every command
-// still running is killed with its whole sandbox.
-func (h *Hardened) Cleanup() { h.live.KillAll() }
+// still running is killed with its whole sandbox, and every session's
+// sandbox is stopped.
+func (h *Hardened) Cleanup() {
+	h.live.KillAll()
+	h.mu.Lock()
+	sessions := make([]*session, 0, len(h.sessions))
+	for _, s := range h.sessions {
+		sessions = append(sessions, s)
+	}
+	h.mu.Unlock()
+	for _, s := range sessions {
+		s.boxes.closeAll()
+	}
+}
 
 var (
 	_ plugin.Cleaner      = (*Hardened)(nil)

@@ -18,6 +18,9 @@ type session struct {
 	// symlinks resolved.
 	root, realRoot string
 	policy         sandbox.Policy
+	// boxes hold the sandbox the session's commands share, started by
+	// the first command that fits it.
+	boxes boxes
 }
 
 // Prepare implements sandbox.Sandbox. It refuses, naming what is missing
@@ -49,12 +52,17 @@ func (h *Hardened) Prepare(ctx context.Context, req sandbox.PrepareRequest) (san
 	return sandbox.Session{ID: id, Workdir: ws}, nil
 }
 
-// Teardown implements sandbox.Sandbox. Nothing outlives a command, so
-// there is nothing to stop; an unknown session is not an error.
+// Teardown implements sandbox.Sandbox: the session's sandbox stops, with
+// any command still running in it, and its cgroup is removed. An unknown
+// session is not an error.
 func (h *Hardened) Teardown(_ context.Context, id string) (sandbox.Released, error) {
 	h.mu.Lock()
-	defer h.mu.Unlock()
+	s := h.sessions[id]
 	delete(h.sessions, id)
+	h.mu.Unlock()
+	if s != nil {
+		s.boxes.closeAll()
+	}
 	return sandbox.Released{}, nil
 }
 
