@@ -97,7 +97,10 @@ RUNS ?= 5
 bench: build
 	$(GO) run ./cmd/sparrow-perf -sparrow bin/sparrow -plugins bin/plugins -turns 10,60 -runs $(RUNS)
 	$(GO) test -run '^$$' -bench . -benchmem -count 5 ./kernel/pluginhost/ ./kernel/checkpoint/ ./cmd/sparrow/
+	$(GO) test -p 1 -run '^$$' -bench . -benchmem -count 5 ./kernel/gate/ ./kernel/recorder/ ./sdk/event/
+	$(GO) test -run '^$$' -bench . -benchmem -count 5 -benchtime 500ms ./kernel/redact/
 	$(GO) test -run '^$$' -bench . -benchtime 40x -count 5 ./plugins/sandboxes/local-hardened/
+	$(GO) test -p 1 -run '^$$' -bench . -benchmem -count 5 ./plugins/sandboxes/local/ ./plugins/sandboxes/worktree/
 	$(GO) test -run '^$$' -bench . -count 3 ./kernel/wasmtool/
 
 demo: build
