@@ -204,34 +204,23 @@ func ms(d time.Duration) float64 { return float64(d) / 1e6 }
 
 // measure runs cmd once to warm caches (the WASM compile cache, the page
 // cache), then runs times, checking each run made exactly k requests.
+// Each measured run is made twice: once unobserved for the times and CPU,
+// and once with the process tree sampled for memory. Sampling reads all
+// of /proc every 5 ms, which on a small machine takes CPU from the
+// processes being timed (on 2 cores it nearly doubled Sparrow's per-turn
+// figure and the minimal loop's).
 func measure(m *fakeModel, k, runs int, cmd func() *exec.Cmd) (figures, error) {
 	var f figures
-	for i := range runs + 1 {
-		m.reset()
-		c := cmd()
-		var stderr bytes.Buffer
-		c.Stdout, c.Stderr = io.Discard, &stderr
-		t0 := time.Now()
-		if err := c.Start(); err != nil {
+	if _, err := execute(m, k, cmd, false); err != nil { // warm-up
+		return f, err
+	}
+	for range runs {
+		r, err := execute(m, k, cmd, false)
+		if err != nil {
 			return f, err
 		}
-		s := sampleTree(c.Process.Pid, 5*time.Millisecond)
-		err := c.Wait()
-		exited := time.Now()
-		peak, procs := s.Stop()
-		ex, perr := m.result()
-		switch {
-		case perr != nil:
-			return f, perr
-		case err != nil:
-			return f, fmt.Errorf("%v\n%s", err, tail(stderr.String(), 2000))
-		case len(ex) != k:
-			return f, fmt.Errorf("%d model requests, want %d\n%s", len(ex), k, tail(stderr.String(), 2000))
-		}
-		if i == 0 {
-			continue // warm-up
-		}
-		f.start = append(f.start, ms(ex[0].arrived.Sub(t0)))
+		ex := r.exchanges
+		f.start = append(f.start, ms(ex[0].arrived.Sub(r.began)))
 		var turns sample
 		for j := 1; j < len(ex); j++ {
 			d := ms(ex[j].arrived.Sub(ex[j-1].done))
@@ -243,15 +232,64 @@ func measure(m *fakeModel, k, runs int, cmd func() *exec.Cmd) (figures, error) {
 		}
 		f.turn = append(f.turn, turns...)
 		f.turnMedians = append(f.turnMedians, turns.median())
-		f.tail = append(f.tail, ms(exited.Sub(ex[len(ex)-1].done)))
-		f.rssMB = append(f.rssMB, float64(peak)/(1<<20))
-		f.procs = append(f.procs, float64(procs))
-		ru := c.ProcessState.SysUsage().(*syscall.Rusage)
-		f.cpuMS = append(f.cpuMS, ms(time.Duration(ru.Utime.Nano()+ru.Stime.Nano())))
+		f.tail = append(f.tail, ms(r.exited.Sub(ex[len(ex)-1].done)))
+		f.cpuMS = append(f.cpuMS, r.cpuMS)
 		f.bodyFirst = append(f.bodyFirst, float64(ex[0].bodyBytes))
 		f.bodyLast = append(f.bodyLast, float64(ex[len(ex)-1].bodyBytes))
+		if r, err = execute(m, k, cmd, true); err != nil {
+			return f, err
+		}
+		f.rssMB = append(f.rssMB, float64(r.peak)/(1<<20))
+		f.procs = append(f.procs, float64(r.procs))
 	}
 	return f, nil
+}
+
+// execution is one run of a subject through the scenario.
+type execution struct {
+	began, exited time.Time
+	exchanges     []exchange
+	cpuMS         float64
+	// peak and procs are the sampled tree's peak RSS and process count
+	// (sampled runs only).
+	peak  int64
+	procs int
+}
+
+// execute runs cmd once against m and checks it made exactly k requests;
+// with sampled set the process tree's memory is sampled meanwhile.
+func execute(m *fakeModel, k int, cmd func() *exec.Cmd, sampled bool) (execution, error) {
+	var r execution
+	m.reset()
+	c := cmd()
+	var stderr bytes.Buffer
+	c.Stdout, c.Stderr = io.Discard, &stderr
+	r.began = time.Now()
+	if err := c.Start(); err != nil {
+		return r, err
+	}
+	var s *treeSampler
+	if sampled {
+		s = sampleTree(c.Process.Pid, 5*time.Millisecond)
+	}
+	err := c.Wait()
+	r.exited = time.Now()
+	if s != nil {
+		r.peak, r.procs = s.Stop()
+	}
+	ex, perr := m.result()
+	switch {
+	case perr != nil:
+		return r, perr
+	case err != nil:
+		return r, fmt.Errorf("%v\n%s", err, tail(stderr.String(), 2000))
+	case len(ex) != k:
+		return r, fmt.Errorf("%d model requests, want %d\n%s", len(ex), k, tail(stderr.String(), 2000))
+	}
+	r.exchanges = ex
+	ru := c.ProcessState.SysUsage().(*syscall.Rusage)
+	r.cpuMS = ms(time.Duration(ru.Utime.Nano() + ru.Stime.Nano()))
+	return r, nil
 }
 
 func tail(s string, n int) string {
