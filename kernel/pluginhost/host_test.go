@@ -375,6 +375,23 @@ func TestHashPin(t *testing.T) {
 			t.Fatalf("err = %v", err)
 		}
 	})
+	t.Run("upper-case pin", func(t *testing.T) {
+		h, _ := pluginhost.New(pluginhost.Options{LookupEnv: env}, []pluginhost.Spec{{Manifest: m, SHA256: strings.ToUpper(sum), PinnedBy: "sparrow.hcl:3"}})
+		defer h.Close()
+		if _, err := h.Start(context.Background(), "pinned"); err != nil {
+			t.Fatal(err)
+		}
+	})
+	for _, bad := range []string{"not-hex", sum[:62]} {
+		t.Run("malformed pin "+bad, func(t *testing.T) {
+			h, _ := pluginhost.New(pluginhost.Options{LookupEnv: env}, []pluginhost.Spec{{Manifest: m, SHA256: bad, PinnedBy: "sparrow.hcl:3"}})
+			defer h.Close()
+			_, err := h.Start(context.Background(), "pinned")
+			if err == nil || !strings.Contains(err.Error(), "pinned hash \""+bad+"\" is not a hex SHA-256") {
+				t.Fatalf("err = %v", err)
+			}
+		})
+	}
 }
 
 func fileSHA256(t *testing.T, path string) string {

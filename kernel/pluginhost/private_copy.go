@@ -16,7 +16,7 @@ func privateCopy(r io.Reader) (*verified, error) {
 	path := filepath.Join(dir, "plugin")
 	f, err := os.OpenFile(path, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o500)
 	if err == nil {
-		_, err = io.Copy(f, r)
+		err = copyAll(f, r)
 		if cerr := f.Close(); err == nil {
 			err = cerr
 		}

@@ -16,7 +16,7 @@ func sealedCopy(r io.Reader) (*verified, error) {
 		return privateCopy(r)
 	}
 	f := os.NewFile(uintptr(fd), "memfd:sparrow-plugin")
-	if _, err := io.Copy(f, r); err != nil {
+	if err := copyAll(f, r); err != nil {
 		f.Close()
 		return nil, err
 	}

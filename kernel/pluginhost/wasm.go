@@ -1,6 +1,7 @@
 package pluginhost
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -150,7 +151,17 @@ func readModule(path, want, pinnedBy string) ([]byte, string, error) {
 		return nil, "", err
 	}
 	defer f.Close()
-	code, err := io.ReadAll(io.LimitReader(f, maxModuleBytes+1))
+	// Read into one buffer of the file's size, not one grown by doubling
+	// (a module is megabytes); the limit still holds if the file grows.
+	// bytes.Buffer wants MinRead bytes free before each read, the last
+	// one (which sees the end) included.
+	size := int64(bytes.MinRead)
+	if fi, err := f.Stat(); err == nil {
+		size += min(fi.Size(), maxModuleBytes+1)
+	}
+	buf := bytes.NewBuffer(make([]byte, 0, size))
+	_, err = buf.ReadFrom(io.LimitReader(f, maxModuleBytes+1))
+	code := buf.Bytes()
 	if err != nil {
 		return nil, "", fmt.Errorf("read %s: %w", path, err)
 	}
