@@ -4,9 +4,9 @@ package localhardened
 
 import (
 	"context"
-	"os/exec"
 	"testing"
 
+	"github.com/sparrow-cli/sparrow/plugins/sandboxes/internal/benchexec"
 	"github.com/sparrow-cli/sparrow/sdk/sandbox"
 )
 
@@ -18,13 +18,7 @@ import (
 // limits (a cgroup where one can be made) and without limits; the
 // difference to bare is the sandbox's overhead per command.
 func BenchmarkExec(b *testing.B) {
-	b.Run("bare", func(b *testing.B) {
-		for b.Loop() {
-			if err := exec.Command("/bin/true").Run(); err != nil {
-				b.Fatal(err)
-			}
-		}
-	})
+	b.Run("bare", benchexec.Bare)
 	for _, tc := range []struct {
 		name       string
 		limits     bool
@@ -49,16 +43,10 @@ func BenchmarkExec(b *testing.B) {
 				}
 				return s
 			}
-			run := func(s sandbox.Session) {
-				exit, err := h.Exec(context.Background(), sandbox.ExecRequest{SessionID: s.ID, Argv: []string{"/bin/true"}}, sandbox.IO{})
-				if err != nil || exit.Code != 0 {
-					b.Fatalf("%+v %v", exit, err)
-				}
-			}
 			if tc.first {
 				for b.Loop() {
 					s := prepare()
-					run(s)
+					benchexec.Run(b, h, s)
 					if _, err := h.Teardown(context.Background(), s.ID); err != nil {
 						b.Fatal(err)
 					}
@@ -67,10 +55,8 @@ func BenchmarkExec(b *testing.B) {
 			}
 			s := prepare()
 			defer h.Teardown(context.Background(), s.ID)
-			run(s) // starts the session's sandbox
-			for b.Loop() {
-				run(s)
-			}
+			benchexec.Run(b, h, s) // starts the session's sandbox
+			benchexec.Loop(b, h, s)
 		})
 	}
 }

@@ -165,10 +165,13 @@ echo ok > plain.txt`)
 	}
 }
 
-func TestNetworkOnlyWhenAllowed(t *testing.T) {
+// hostService listens on the host's loopback and greets each connection
+// with "host-service"; it stops when the test ends.
+func hostService(t *testing.T) int {
+	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	must(t, err)
-	defer ln.Close()
+	t.Cleanup(func() { ln.Close() })
 	go func() {
 		for {
 			c, err := ln.Accept()
@@ -179,8 +182,17 @@ func TestNetworkOnlyWhenAllowed(t *testing.T) {
 			c.Close()
 		}
 	}()
-	port := ln.Addr().(*net.TCPAddr).Port
-	script := fmt.Sprintf(`bash -c 'exec 3<>/dev/tcp/127.0.0.1/%d && cat <&3' 2>/dev/null || echo refused`, port)
+	return ln.Addr().(*net.TCPAddr).Port
+}
+
+// connectScript prints what a service on the host's loopback port says,
+// or "refused".
+func connectScript(port int) string {
+	return fmt.Sprintf(`bash -c 'exec 3<>/dev/tcp/127.0.0.1/%d && cat <&3' 2>/dev/null || echo refused`, port)
+}
+
+func TestNetworkOnlyWhenAllowed(t *testing.T) {
+	script := connectScript(hostService(t))
 	for _, tc := range []struct {
 		allow bool
 		want  string

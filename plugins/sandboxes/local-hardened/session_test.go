@@ -5,7 +5,6 @@ package localhardened
 import (
 	"context"
 	"fmt"
-	"net"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -128,20 +127,7 @@ func TestSessionDeniedFileAppearingBetweenCommandsStaysHidden(t *testing.T) {
 }
 
 func TestSessionRequestsThatDoNotFitRunInTheirOwnSandbox(t *testing.T) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	must(t, err)
-	defer ln.Close()
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			c.Write([]byte("host-service\n"))
-			c.Close()
-		}
-	}()
-	connect := fmt.Sprintf(`bash -c 'exec 3<>/dev/tcp/127.0.0.1/%d && cat <&3' 2>/dev/null || echo refused; `, ln.Addr().(*net.TCPAddr).Port)
+	connect := connectScript(hostService(t)) + "; "
 	h, s := prepared(t, sandbox.Policy{})
 	_, out, _ := sh(t, h, s, sandbox.ExecRequest{}, connect+pid1)
 	if !strings.HasPrefix(out, "refused\n") || !strings.Contains(out, "__sparrow-confine-server") {

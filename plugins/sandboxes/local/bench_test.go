@@ -4,10 +4,9 @@ package local
 
 import (
 	"context"
-	"io"
-	"os/exec"
 	"testing"
 
+	"github.com/sparrow-cli/sparrow/plugins/sandboxes/internal/benchexec"
 	"github.com/sparrow-cli/sparrow/sdk/sandbox"
 )
 
@@ -17,14 +16,7 @@ import (
 // copied to the caller's writers); the difference is the backend's
 // overhead on every command a tool runs.
 func BenchmarkExec(b *testing.B) {
-	b.Run("bare", func(b *testing.B) {
-		b.ReportAllocs()
-		for b.Loop() {
-			if err := exec.Command("/bin/true").Run(); err != nil {
-				b.Fatal(err)
-			}
-		}
-	})
+	b.Run("bare", benchexec.Bare)
 	b.Run("local", func(b *testing.B) {
 		l := New()
 		s, err := l.Prepare(context.Background(), sandbox.PrepareRequest{RunID: "bench", Workspace: b.TempDir(),
@@ -32,14 +24,6 @@ func BenchmarkExec(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		req := sandbox.ExecRequest{SessionID: s.ID, Argv: []string{"/bin/true"}}
-		sio := sandbox.IO{Stdout: io.Discard, Stderr: io.Discard}
-		b.ReportAllocs()
-		for b.Loop() {
-			exit, err := l.Exec(context.Background(), req, sio)
-			if err != nil || exit.Code != 0 {
-				b.Fatalf("%+v %v", exit, err)
-			}
-		}
+		benchexec.Loop(b, l, s)
 	})
 }

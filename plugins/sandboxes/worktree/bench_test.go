@@ -6,13 +6,13 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/sparrow-cli/sparrow/plugins/sandboxes/internal/benchexec"
 	"github.com/sparrow-cli/sparrow/plugins/sandboxes/worktree"
 	"github.com/sparrow-cli/sparrow/sdk/plugin"
 	"github.com/sparrow-cli/sparrow/sdk/sandbox"
@@ -63,29 +63,14 @@ var benchPolicy = sandbox.Policy{AllowNetwork: true, DeniedPaths: []string{".git
 // branch, then the status, diff and removal of both), which every run on
 // this backend pays once before its first command and once at its end.
 func BenchmarkExec(b *testing.B) {
-	b.Run("bare", func(b *testing.B) {
-		b.ReportAllocs()
-		for b.Loop() {
-			if err := exec.Command("/bin/true").Run(); err != nil {
-				b.Fatal(err)
-			}
-		}
-	})
+	b.Run("bare", benchexec.Bare)
 	b.Run("worktree", func(b *testing.B) {
 		w, repo := benchBackend(b), benchRepo(b)
 		s, err := w.Prepare(context.Background(), sandbox.PrepareRequest{RunID: "bench", Workspace: repo, Policy: benchPolicy})
 		if err != nil {
 			b.Fatal(err)
 		}
-		req := sandbox.ExecRequest{SessionID: s.ID, Argv: []string{"/bin/true"}, Workdir: s.Workdir}
-		sio := sandbox.IO{Stdout: io.Discard, Stderr: io.Discard}
-		b.ReportAllocs()
-		for b.Loop() {
-			exit, err := w.Exec(context.Background(), req, sio)
-			if err != nil || exit.Code != 0 {
-				b.Fatalf("%+v %v", exit, err)
-			}
-		}
+		benchexec.Loop(b, w, s)
 		b.StopTimer()
 		if _, err := w.Teardown(context.Background(), s.ID); err != nil {
 			b.Fatal(err)

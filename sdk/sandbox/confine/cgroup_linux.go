@@ -246,24 +246,10 @@ func (g *cgroup) kill() {
 }
 
 // oomKilled reports whether the memory limit killed a process.
-func (g *cgroup) oomKilled() bool {
-	for _, d := range g.dirs {
-		for _, f := range []string{"memory.events", "memory.oom_control"} {
-			b, err := os.ReadFile(filepath.Join(d, f))
-			if err != nil {
-				continue
-			}
-			for _, line := range strings.Split(string(b), "\n") {
-				if k, v, ok := strings.Cut(line, " "); ok && k == "oom_kill" && v != "0" {
-					return true
-				}
-			}
-		}
-	}
-	return false
-}
+func (g *cgroup) oomKilled() bool { return g.oomKills() > 0 }
 
-// oomKills counts the processes the memory limit has killed so far.
+// oomKills counts the processes the memory limit has killed so far
+// (oom_kill in memory.events on v2, memory.oom_control on v1).
 func (g *cgroup) oomKills() int64 {
 	var n int64
 	for _, d := range g.dirs {

@@ -41,6 +41,24 @@ func runIn(t *testing.T, s *Session, dir, script string) (syscall.WaitStatus, st
 	return ws, out
 }
 
+// startQuiet starts argv in the session with its output discarded.
+func startQuiet(t *testing.T, s *Session, dir string, argv ...string) *Process {
+	t.Helper()
+	p, err := s.Command(argv, dir, []string{"PATH=/usr/bin:/bin"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	null, err := os.OpenFile(os.DevNull, os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer null.Close()
+	if err := p.Start(nil, null, null); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
 func runErr(s *Session, dir string, argv []string) (syscall.WaitStatus, string, error) {
 	p, err := s.Command(argv, dir, []string{"PATH=/usr/bin:/bin", "HOME=/home/sandbox"})
 	if err != nil {
@@ -184,15 +202,7 @@ func TestSessionStaleWhenAHiddenFileIsReplaced(t *testing.T) {
 
 func TestSessionCloseKillsEverything(t *testing.T) {
 	s, ws := startSession(t, Spec{Limits: Limits{Pids: 64}})
-	p, err := s.Command([]string{"sleep", "1000"}, ws, []string{"PATH=/usr/bin:/bin"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	null, _ := os.OpenFile(os.DevNull, os.O_WRONLY, 0)
-	defer null.Close()
-	if err := p.Start(nil, null, null); err != nil {
-		t.Fatal(err)
-	}
+	p := startQuiet(t, s, ws, "sleep", "1000")
 	pid := s.Pid()
 	waited := make(chan error, 1)
 	go func() { _, err := p.Wait(); waited <- err }()
@@ -240,15 +250,7 @@ func TestSessionWedgedServerIsClosed(t *testing.T) {
 	s, ws := startSession(t, Spec{})
 	runIn(t, s, ws, "true") // the server is up
 	s.timeout = 300 * time.Millisecond
-	p, err := s.Command([]string{"sleep", "30"}, ws, []string{"PATH=/usr/bin:/bin"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	null, _ := os.OpenFile(os.DevNull, os.O_WRONLY, 0)
-	defer null.Close()
-	if err := p.Start(nil, null, null); err != nil {
-		t.Fatal(err)
-	}
+	p := startQuiet(t, s, ws, "sleep", "30")
 	must := func(err error) {
 		if err != nil {
 			t.Fatal(err)
