@@ -23,6 +23,7 @@ import (
 	"github.com/sparrow-cli/sparrow/sdk/plugin"
 	"github.com/sparrow-cli/sparrow/sdk/provider"
 	"github.com/sparrow-cli/sparrow/sdk/sandbox"
+	"github.com/sparrow-cli/sparrow/sdk/sandbox/confine"
 	"github.com/sparrow-cli/sparrow/sdk/surface"
 	"github.com/sparrow-cli/sparrow/sdk/tool"
 )
@@ -251,6 +252,11 @@ func (h *Host) launch(ctx context.Context, spec Spec) (*Plugin, error) {
 	defer exe.Close()
 	stderr := newStderrTail(stderrLines)
 	granted := hostEnv(m.Capabilities.Env, h.opts.LookupEnv)
+	if m.Kind == plugin.KindSandbox && h.opts.ConfineInit != "" {
+		// A sandbox backend may confine its commands with the same init
+		// the kernel confines plugins with (see confine.CheckInit).
+		granted = append(granted, confine.InitEnv+"="+h.opts.ConfineInit)
+	}
 	acc = h.accessFor(ctx, spec)
 	client := goplugin.NewClient(&goplugin.ClientConfig{
 		HandshakeConfig:  plugin.Handshake(),

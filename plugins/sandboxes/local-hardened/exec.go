@@ -226,6 +226,7 @@ func (h *Hardened) spec(cfg settings, s *session, root, dir, home string, req sa
 		System:  true,
 		Home:    home,
 		Network: s.policy.AllowNetwork || req.AllowNetwork,
+		Init:    h.initPath(),
 	}
 	var errs []error
 	abs := func(list []string) []string {

@@ -25,6 +25,9 @@ type Hardened struct {
 	// probed is set once the machine's primitives were probed.
 	probed bool
 	report confine.Report
+	// init is the small init Sparrow handed over (confine.InitEnv) when
+	// it speaks this plugin's protocol; empty: this plugin's own binary.
+	init string
 	// stateDir is Sparrow's state directory (from Configure); commands'
 	// homes live below it. Empty: each command gets an empty home.
 	stateDir string
@@ -53,8 +56,24 @@ func (h *Hardened) probe(ctx context.Context) confine.Report {
 	if !h.probed {
 		h.report = confine.Probe(ctx)
 		h.probed = true
+		// The kernel's init (sparrow-init) starts in a fraction of the
+		// time of this binary and, as a session's server, stays resident
+		// at a fraction of its memory. One from another build is not used.
+		if p := h.getenv(confine.InitEnv); p != "" && h.report.Usable() {
+			if err := confine.CheckInit(ctx, p); err == nil {
+				h.init = p
+			}
+		}
 	}
 	return h.report
+}
+
+// initPath is the init commands are confined with: Sparrow's, or "" for
+// this binary. Call probe first.
+func (h *Hardened) initPath() string {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.init
 }
 
 // Capabilities implements sandbox.Sandbox: unavailable, with what is

@@ -44,7 +44,13 @@ func hostEnv(home string) func(string) string {
 // holding a .env, and the host home it hides.
 func prepared(t *testing.T, p sandbox.Policy) (*Hardened, sandbox.Session) {
 	t.Helper()
-	h := New()
+	return preparedWith(t, New(), p)
+}
+
+// preparedWith is prepared for a backend the caller made: h probes with
+// its own getenv, then gets the test's environment.
+func preparedWith(t *testing.T, h *Hardened, p sandbox.Policy) (*Hardened, sandbox.Session) {
+	t.Helper()
 	if rep := h.probe(context.Background()); !rep.Usable() {
 		t.Fatalf("local-hardened cannot run on this machine (CI installs bubblewrap): %s", rep)
 	}

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/sparrow-cli/sparrow/sdk/sandbox"
+	"github.com/sparrow-cli/sparrow/sdk/sandbox/confine"
 )
 
 // serverPid is the host pid of the session's shared sandbox, 0 for none.
@@ -41,6 +42,32 @@ func TestSessionCommandsShareOneSandbox(t *testing.T) {
 	}
 	if pid == 0 || serverPid(t, h, s) != pid {
 		t.Errorf("server pid %d then %d", pid, serverPid(t, h, s))
+	}
+}
+
+// TestSessionServerIsSparrowsInit: the init Sparrow hands over serves
+// the session (a small binary, not this plugin's), unless it speaks
+// another protocol, when the plugin's own binary does.
+func TestSessionServerIsSparrowsInit(t *testing.T) {
+	self, err := os.Executable()
+	must(t, err)
+	for _, tc := range []struct{ init, want string }{
+		{self, "/.sparrow/init __sparrow-confine-server "},
+		{"/bin/true", "/proc/self/fd/"},
+		{"", "/proc/self/fd/"},
+	} {
+		h := New()
+		h.getenv = func(k string) string {
+			if k == confine.InitEnv {
+				return tc.init
+			}
+			return os.Getenv(k)
+		}
+		h, s := preparedWith(t, h, sandbox.Policy{})
+		exit, out, errOut := sh(t, h, s, sandbox.ExecRequest{}, pid1+"; echo; echo ran")
+		if exit.Code != 0 || !strings.HasPrefix(out, tc.want) || !strings.HasSuffix(out, "ran\n") {
+			t.Errorf("init %q: pid 1 %q (exit %d, %s), want it to start with %q", tc.init, out, exit.Code, errOut, tc.want)
+		}
 	}
 }
 

@@ -168,3 +168,22 @@ func TestBwrapArgs(t *testing.T) {
 		})
 	}
 }
+
+func TestCheckInit(t *testing.T) {
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := CheckInit(context.Background(), self); err != nil {
+		t.Errorf("this package's own init refused: %v", err)
+	}
+	for _, tc := range []struct{ path, want string }{
+		{"/bin/true", `speaks "", this plugin "` + initProtocol + `"`},
+		{"bin/init", "is not an absolute path"},
+		{"/no/such/init", "no such file"},
+	} {
+		if err := CheckInit(context.Background(), tc.path); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("CheckInit(%s) = %v, want an error saying %q", tc.path, err, tc.want)
+		}
+	}
+}

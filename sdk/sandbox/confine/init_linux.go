@@ -1,6 +1,7 @@
 package confine
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -10,6 +11,7 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
+	"time"
 
 	ll "github.com/landlock-lsm/go-landlock/landlock/syscall"
 	"golang.org/x/sys/unix"
@@ -23,6 +25,12 @@ const (
 	// serverArg: apply the same, then serve a session's commands (see
 	// Session).
 	serverArg = "__sparrow-confine-server"
+	// protocolArg: print initProtocol and exit, so a plugin can tell
+	// whether another binary's init speaks its plan and control protocol.
+	protocolArg = "__sparrow-confine-protocol"
+	// initProtocol names the plan and control protocol this package's
+	// init and server speak; change it whenever either changes.
+	initProtocol = "sparrow-confine 2"
 	// initPath is where the init binary is bound inside.
 	initPath = "/.sparrow/init"
 )
@@ -63,6 +71,9 @@ func Init() {
 		err = runInit(os.Args[2:])
 	case serverArg:
 		err = runServer(os.Args[2:])
+	case protocolArg:
+		fmt.Println(initProtocol)
+		os.Exit(0)
 	default:
 		return
 	}
@@ -72,6 +83,29 @@ func Init() {
 	}
 	fmt.Fprintf(os.Stderr, "sparrow: confine: %v\n", err)
 	os.Exit(127)
+}
+
+// CheckInit reports whether the binary at path can be Spec.Init for this
+// package: an absolute path to an executable whose main calls Init from
+// a build that speaks the same protocol (asked by running it once). A
+// binary from another Sparrow version may lay sandboxes out differently,
+// so it is refused rather than trusted to agree.
+func CheckInit(ctx context.Context, path string) error {
+	if !filepath.IsAbs(path) {
+		return fmt.Errorf("init %q is not an absolute path", path)
+	}
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, path, protocolArg)
+	cmd.Env = []string{}
+	out, err := cmd.Output()
+	if err != nil {
+		return fmt.Errorf("init %s: %w", path, err)
+	}
+	if got := strings.TrimSpace(string(out)); got != initProtocol {
+		return fmt.Errorf("init %s speaks %q, this plugin %q", path, got, initProtocol)
+	}
+	return nil
 }
 
 // exitCode is an init failure that has already been reported.

@@ -48,6 +48,11 @@ func (c *Cmd) Signal(syscall.Signal) bool { return false }
 // cgroupRoot has no cgroups off Linux.
 type cgroupRoot struct{}
 
+// CheckInit always fails off Linux: there is no init to check.
+func CheckInit(context.Context, string) error {
+	return errors.New("cannot confine: " + Probe(context.Background()).Missing[0])
+}
+
 // Session is unavailable off Linux.
 type Session struct {
 	// Notes is empty off Linux.

@@ -5,6 +5,12 @@ import (
 	"time"
 )
 
+// InitEnv is the environment variable through which Sparrow hands
+// sandbox backends the init it confines plugins with (sparrow-init, a
+// small binary beside sparrow), for their commands. A backend checks it
+// with CheckInit before using it as Spec.Init.
+const InitEnv = "SPARROW_CONFINE_INIT"
+
 // Spec is one confined process. Paths are absolute host paths; a path is
 // visible inside at the same place.
 type Spec struct {
