@@ -4,6 +4,9 @@ package localhardened
 
 import (
 	"context"
+	"os"
+	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/sparrow-cli/sparrow/plugins/sandboxes/internal/benchexec"
@@ -59,4 +62,43 @@ func BenchmarkExec(b *testing.B) {
 			benchexec.Loop(b, h, s)
 		})
 	}
+}
+
+// BenchmarkSessionRSS measures whether this plugin's memory grows with
+// the commands of a session: after 200 commands of warm-up (the Go heap
+// reaching its collector's target, code paths paged in), it reports the
+// growth of the process's resident set per further command.
+func BenchmarkSessionRSS(b *testing.B) {
+	h := New()
+	ws := b.TempDir()
+	s, err := h.Prepare(context.Background(), sandbox.PrepareRequest{Workspace: ws, Policy: sandbox.Policy{ReadWritePaths: []string{ws}, DeniedPaths: []string{".git", ".env"}}})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer h.Teardown(context.Background(), s.ID)
+	for range 200 {
+		benchexec.Run(b, h, s)
+	}
+	before := residentBytes(b)
+	benchexec.Loop(b, h, s)
+	b.ReportMetric(float64(residentBytes(b)-before)/float64(b.N), "rss-growth-B/op")
+}
+
+// residentBytes is this process's resident set size (VmRSS).
+func residentBytes(b *testing.B) int64 {
+	raw, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, line := range strings.Split(string(raw), "\n") {
+		if v, ok := strings.CutPrefix(line, "VmRSS:"); ok {
+			kb, err := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), 10, 64)
+			if err != nil {
+				b.Fatal(err)
+			}
+			return kb << 10
+		}
+	}
+	b.Fatal("no VmRSS in /proc/self/status")
+	return 0
 }
