@@ -3,6 +3,7 @@ package kernel
 import (
 	"context"
 	"fmt"
+	"path/filepath"
 	"time"
 
 	"github.com/sparrow-cli/sparrow/kernel/checkpoint"
@@ -32,17 +33,59 @@ type started struct {
 	err   error
 }
 
-// startCheckpoint opens the store and snapshots the workspace as a run
-// finds it, in the background; the result arrives on the channel.
-func (k *Kernel) startCheckpoint(ctx context.Context, ws, runID string) <-chan started {
-	ch := make(chan started, 1)
+// snapshotAhead opens the store of ws and snapshots the workspace in the
+// background, while plugins start and the sandbox opens; startCheckpoint
+// commits it once the run's workspace is known to be ws.
+func (k *Kernel) snapshotAhead(ctx context.Context, ws string) *aheadSnapshot {
+	a := &aheadSnapshot{ws: ws, done: make(chan struct{})}
 	go func() {
+		defer close(a.done)
+		if a.store, a.err = k.checkpointsOf(ctx, ws); a.err == nil {
+			a.snap, a.err = a.store.Snapshot(ctx)
+		}
+	}()
+	return a
+}
+
+// aheadSnapshot is a snapshot taken ahead of the run, of ws.
+type aheadSnapshot struct {
+	ws    string
+	done  chan struct{}
+	store *checkpoint.Store
+	snap  checkpoint.Snapshot
+	err   error
+}
+
+// startCheckpoint records the state a run starts from as its first
+// checkpoint (runID is new: it has none yet), in the background; the result arrives on the channel. When
+// ahead is a snapshot of ws (the sandbox did not move the run's files
+// elsewhere, as a worktree does) it is what is recorded: the workspace as
+// the run found it, before the sandbox opened; else ws is snapshotted now.
+func (k *Kernel) startCheckpoint(ctx context.Context, ws, runID string, ahead *aheadSnapshot) <-chan started {
+	ch := make(chan started, 1)
+	meta := checkpoint.Meta{RunID: runID, Summary: "start of run"}
+	go func() {
+		if ahead != nil && filepath.Clean(ahead.ws) == filepath.Clean(ws) {
+			<-ahead.done
+			if ahead.err != nil {
+				ch <- started{err: ahead.err}
+				return
+			}
+			ahead.store.NewRun(runID)
+			cp, err := ahead.store.Commit(ctx, ahead.snap, meta)
+			ch <- started{store: ahead.store, cp: cp, err: err}
+			return
+		}
+		if ahead != nil {
+			k.Log.Debug("run: the sandbox moved the workspace; snapshotting it there", "from", ahead.ws, "to", ws)
+		}
 		store, err := k.checkpointsOf(ctx, ws)
 		if err != nil {
 			ch <- started{err: err}
 			return
 		}
-		cp, err := store.Create(ctx, checkpoint.Meta{RunID: runID, Summary: "start of run"})
+		store.NewRun(runID)
+		cp, err := store.Create(ctx, meta)
 		ch <- started{store: store, cp: cp, err: err}
 	}()
 	return ch

@@ -70,6 +70,9 @@ func (k *Kernel) PrepareRun(ctx context.Context, o RunOptions) (*Run, error) {
 	go func() { _ = k.Plugins.StartAll(ctx, k.runPlugins(!o.NoModel)...) }()
 	began := time.Now()
 	runID := recorder.NewRunID(time.Now())
+	// The workspace is snapshotted meanwhile, as the run finds it; it
+	// becomes the start checkpoint unless the sandbox moves the run.
+	ahead := k.snapshotAhead(ctx, k.opts.Workspace)
 	// The sandbox comes first: a backend may move the run's files (a git
 	// worktree), and everything after works where they are.
 	sbs, err := k.OpenSandbox(ctx, SandboxOptions{RunID: runID})
@@ -87,9 +90,9 @@ func (k *Kernel) PrepareRun(ctx context.Context, o RunOptions) (*Run, error) {
 	// Confined tool plugins work where the sandbox put the run's files.
 	k.Plugins.SetWorkspace(ws)
 	sb, sess := sbs.Sandbox, sbs.Session
-	// The state the run starts from is snapshotted meanwhile: inputs.json
+	// The state the run starts from is recorded meanwhile: inputs.json
 	// names it, so `replay --execute` can start where this run did.
-	start := k.startCheckpoint(ctx, ws, runID)
+	start := k.startCheckpoint(ctx, ws, runID, ahead)
 	var routes []engine.Route
 	if !o.NoModel {
 		if routes, err = k.Routes(ctx, cfg.Model); err != nil {

@@ -141,13 +141,41 @@ func (s *Store) gitIndex(ctx context.Context, index string, stdin []byte, args .
 
 // Create snapshots the workspace: tracked and untracked files, .gitignore
 // respected. The private index keeps git's stat cache, so unchanged files
-// are not re-read.
+// are not re-read. It is Snapshot then Commit.
 func (s *Store) Create(ctx context.Context, m Meta) (Checkpoint, error) {
+	snap, err := s.Snapshot(ctx)
+	if err != nil {
+		return Checkpoint{}, err
+	}
+	return s.Commit(ctx, snap, m)
+}
+
+// Snapshot is the workspace's state written into the store as a tree, not
+// yet a checkpoint: nothing lists it until Commit records it.
+type Snapshot struct {
+	tree    string
+	skipped []string
+}
+
+// Snapshot writes the workspace's state as it is now, as Create would,
+// without recording a checkpoint. Taking it ahead (while other work
+// runs) and committing it later keeps the checkpoint to the state of
+// that moment; one never committed leaves only unreferenced objects.
+func (s *Store) Snapshot(ctx context.Context) (Snapshot, error) {
 	tree, skipped, err := s.snapshotTree(ctx)
 	if err != nil {
-		return Checkpoint{}, fmt.Errorf("checkpoint: %w", err)
+		return Snapshot{}, fmt.Errorf("checkpoint: %w", err)
 	}
-	m.Skipped = skipped
+	return Snapshot{tree: tree, skipped: skipped}, nil
+}
+
+// Commit records snap as the run's next checkpoint.
+func (s *Store) Commit(ctx context.Context, snap Snapshot, m Meta) (Checkpoint, error) {
+	if snap.tree == "" {
+		return Checkpoint{}, errors.New("checkpoint: commit of an empty snapshot")
+	}
+	tree := snap.tree
+	m.Skipped = snap.skipped
 	n, parent, err := s.next(ctx, m.RunID)
 	if err != nil {
 		return Checkpoint{}, err
@@ -164,13 +192,27 @@ func (s *Store) Create(ctx context.Context, m Meta) (Checkpoint, error) {
 	}
 	id := fmt.Sprintf("%s-%d", m.RunID, n)
 	ref := RefPrefix + id
-	if _, err := s.git(ctx, nil, "update-ref", ref, commit); err != nil {
+	// The empty old value makes git refuse a ref that exists: a
+	// checkpoint is never overwritten.
+	if _, err := s.git(ctx, nil, "update-ref", ref, commit, ""); err != nil {
 		return Checkpoint{}, fmt.Errorf("checkpoint: %w", err)
 	}
 	s.mu.Lock()
 	s.last[m.RunID] = lastCheckpoint{n, commit}
 	s.mu.Unlock()
 	return Checkpoint{ID: id, Ref: ref, Commit: commit, Tree: tree, Time: time.Now(), Meta: m}, nil
+}
+
+// NewRun tells the store that runID has no checkpoints yet (a run that
+// has just begun, with a fresh id), so its first is numbered without
+// listing every checkpoint. Were it wrong, that checkpoint would fail,
+// not overwrite one.
+func (s *Store) NewRun(runID string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if _, ok := s.last[runID]; !ok {
+		s.last[runID] = lastCheckpoint{}
+	}
 }
 
 // next is the number of the run's next checkpoint and its latest commit;

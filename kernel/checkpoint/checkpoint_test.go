@@ -223,3 +223,83 @@ func TestPruneAndDirty(t *testing.T) {
 		t.Fatalf("left %v", all)
 	}
 }
+
+// TestSnapshotThenCommit: a snapshot taken ahead keeps the state of its
+// moment, is not a checkpoint until committed, and commits in order with
+// checkpoints made since.
+func TestSnapshotThenCommit(t *testing.T) {
+	ctx := context.Background()
+	ws := t.TempDir()
+	write(t, ws, "notes.md", "v1\n")
+	s, err := Open(ctx, ws, t.TempDir(), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	snap, err := s.Snapshot(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	write(t, ws, "notes.md", "v2\n")
+	write(t, ws, "later.md", "x\n")
+	if all, err := s.List(ctx); err != nil || len(all) != 0 {
+		t.Fatalf("an uncommitted snapshot is listed: %+v %v", all, err)
+	}
+	start, err := s.Commit(ctx, snap, Meta{RunID: "r", Summary: "start of run"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	next, err := s.Create(ctx, Meta{RunID: "r", Summary: "after"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if start.ID != "r-1" || next.ID != "r-2" {
+		t.Errorf("ids %s, %s; want r-1, r-2", start.ID, next.ID)
+	}
+	if _, err := s.Restore(ctx, start, "r"); err != nil {
+		t.Fatal(err)
+	}
+	if b, _ := os.ReadFile(filepath.Join(ws, "notes.md")); string(b) != "v1\n" {
+		t.Errorf("notes.md = %q, want the snapshot's v1", b)
+	}
+	if _, err := os.Stat(filepath.Join(ws, "later.md")); !os.IsNotExist(err) {
+		t.Errorf("later.md, written after the snapshot, survived a rewind to it: %v", err)
+	}
+	if _, err := s.Commit(ctx, Snapshot{}, Meta{RunID: "r"}); err == nil {
+		t.Error("committed an empty snapshot")
+	}
+}
+
+// TestNewRunNeverOverwrites: a run declared new is numbered from 1
+// without listing; declared wrongly, its checkpoint fails rather than
+// replace the one already there.
+func TestNewRunNeverOverwrites(t *testing.T) {
+	ctx := context.Background()
+	ws := t.TempDir()
+	write(t, ws, "a.txt", "1\n")
+	state := t.TempDir()
+	s, err := Open(ctx, ws, state, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.NewRun("fresh")
+	if cp, err := s.Create(ctx, Meta{RunID: "fresh"}); err != nil || cp.ID != "fresh-1" {
+		t.Fatalf("first checkpoint of a new run: %+v %v", cp, err)
+	}
+	first, err := s.Find(ctx, "fresh-1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Another store of the same workspace, told wrongly the run is new.
+	again, err := Open(ctx, ws, state, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	again.NewRun("fresh")
+	write(t, ws, "a.txt", "2\n")
+	if _, err := again.Create(ctx, Meta{RunID: "fresh"}); err == nil {
+		t.Fatal("a checkpoint numbered over an existing one was recorded")
+	}
+	if c, err := again.Find(ctx, "fresh-1"); err != nil || c.Commit != first.Commit {
+		t.Errorf("fresh-1 is now %+v (%v), was %s", c, err, first.Commit)
+	}
+}
