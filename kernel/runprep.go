@@ -93,6 +93,9 @@ func (k *Kernel) PrepareRun(ctx context.Context, o RunOptions) (*Run, error) {
 	// The state the run starts from is recorded meanwhile: inputs.json
 	// names it, so `replay --execute` can start where this run did.
 	start := k.startCheckpoint(ctx, ws, runID, ahead)
+	// So is the repository's HEAD (a git start), for inputs.json.
+	head := make(chan string, 1)
+	go func() { head <- repoHEAD(ws) }()
 	var routes []engine.Route
 	if !o.NoModel {
 		if routes, err = k.Routes(ctx, cfg.Model); err != nil {
@@ -121,6 +124,11 @@ func (k *Kernel) PrepareRun(ctx context.Context, o RunOptions) (*Run, error) {
 		}
 	}
 	k.Log.Debug("run: tools ready", "count", len(tools), "after", time.Since(began))
+	// Every plugin is configured now, so every attribute a plugin's
+	// schema marks sensitive is masked in the config recorded with the
+	// run; it is shown while the start checkpoint finishes.
+	shown := make(chan json.RawMessage, 1)
+	go func() { shown <- k.configSnapshot() }()
 	red := k.redactor()
 	st := <-start
 	k.Log.Debug("run: start checkpoint taken", "after", time.Since(began))
@@ -130,9 +138,9 @@ func (k *Kernel) PrepareRun(ctx context.Context, o RunOptions) (*Run, error) {
 	}
 	rec, err := recorder.Create(cfg.Paths.StateDir, recorder.Inputs{
 		RunID: runID, Task: red.String(o.Task), Workspace: ws, Model: first.Name, Provider: first.ProviderName,
-		Sandbox: cfg.Sandbox, RepoHEAD: repoHEAD(ws), StartCheckpoint: st.cp.ID, StartCommit: st.cp.Commit,
+		Sandbox: cfg.Sandbox, RepoHEAD: <-head, StartCheckpoint: st.cp.ID, StartCommit: st.cp.Commit,
 		Seed:   first.Seed,
-		Config: k.configSnapshot(), SparrowVersion: Version, Started: time.Now(),
+		Config: <-shown, SparrowVersion: Version, Started: time.Now(),
 	})
 	if err != nil {
 		r.Close()

@@ -23,6 +23,7 @@ import (
 func TestRunAgainstAnOpenAICompatibleServer(t *testing.T) {
 	var mu sync.Mutex
 	var bodies []map[string]any
+	var auths []string
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path == "/v1/models" {
 			io.WriteString(w, `{"object":"list","data":[{"id":"tiny-coder","object":"model"}]}`)
@@ -31,6 +32,7 @@ func TestRunAgainstAnOpenAICompatibleServer(t *testing.T) {
 		var body map[string]any
 		json.NewDecoder(r.Body).Decode(&body)
 		mu.Lock()
+		auths = append(auths, r.Header.Get("Authorization"))
 		bodies = append(bodies, body)
 		turn := len(bodies)
 		mu.Unlock()
@@ -61,9 +63,13 @@ func TestRunAgainstAnOpenAICompatibleServer(t *testing.T) {
 	ws := filepath.Join(home, "ws")
 	os.MkdirAll(ws, 0o755)
 	os.WriteFile(filepath.Join(ws, "README"), []byte("ahoy\n"), 0o644)
-	// A seed in the model block reaches the vendor and the recording.
+	// A seed in the model block reaches the vendor and the recording; an
+	// API key that looks like nothing in particular is known secret only
+	// because the plugin's schema marks api_key sensitive.
+	const key = "plainkey-9f3a7c21e"
 	os.MkdirAll(filepath.Join(home, ".config", "sparrow"), 0o755)
-	os.WriteFile(filepath.Join(home, ".config", "sparrow", "sparrow.hcl"), []byte("model \"tiny-coder\" {\n  seed = 42\n}\n"), 0o644)
+	os.WriteFile(filepath.Join(home, ".config", "sparrow", "sparrow.hcl"),
+		[]byte("model \"tiny-coder\" {\n  seed = 42\n}\nprovider \"openai-compatible\" {\n  api_key = \""+key+"\"\n}\n"), 0o644)
 	cmd := exec.Command(bin, "-C", ws, "run", "--json", "--base-url", srv.URL+"/v1", "--model", "tiny-coder", "what does the README say?")
 	cmd.Env = []string{"HOME=" + home, "PATH=" + os.Getenv("PATH"), "SPARROW_PLUGIN_PATH=" + builtPlugins(t) + ":" + openaiPlugin(t)}
 	var stdout, stderr bytes.Buffer
@@ -96,6 +102,15 @@ func TestRunAgainstAnOpenAICompatibleServer(t *testing.T) {
 	inputs, err := os.ReadFile(filepath.Join(home, ".local", "state", "sparrow", "runs", events[0].RunID, "inputs.json"))
 	if err != nil || !strings.Contains(string(inputs), `"seed": 42`) {
 		t.Errorf("inputs.json does not record the seed (%v):\n%s", err, inputs)
+	}
+	if len(auths) == 0 || auths[0] != "Bearer "+key {
+		t.Errorf("the vendor got Authorization %q, want the configured key", auths)
+	}
+	recorded, _ := os.ReadFile(filepath.Join(home, ".local", "state", "sparrow", "runs", events[0].RunID, "events.jsonl"))
+	for name, text := range map[string]string{"inputs.json": string(inputs), "events.jsonl": string(recorded), "stdout": stdout.String()} {
+		if strings.Contains(text, key) {
+			t.Errorf("%s holds the API key", name)
+		}
 	}
 	// The second request carried the tool result back, OpenAI style.
 	msgs, _ := json.Marshal(bodies[1]["messages"])
