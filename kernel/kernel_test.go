@@ -13,13 +13,22 @@ import (
 	"github.com/sparrow-cli/sparrow/kernel"
 	"github.com/sparrow-cli/sparrow/sdk/plugin"
 	"github.com/sparrow-cli/sparrow/sdk/sandbox"
+	"github.com/sparrow-cli/sparrow/sdk/tool"
 )
 
 // The test binary doubles as a sandbox plugin whose component declares a
 // config schema and echoes back what it was configured with.
 func TestMain(m *testing.M) {
-	if os.Getenv("KERNEL_TEST_PLUGIN") == "1" {
+	switch os.Getenv("KERNEL_TEST_PLUGIN") {
+	case "1":
 		sandbox.Serve(&confSandbox{})
+		return
+	case "tool":
+		var tools []tool.Tool
+		for i := range secretTools {
+			tools = append(tools, &secretTool{name: fmt.Sprintf("secret_%d", i)})
+		}
+		tool.Serve(tools...)
 		return
 	}
 	os.Exit(m.Run())

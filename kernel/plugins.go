@@ -263,7 +263,10 @@ func (k *Kernel) configure(ctx context.Context, p *pluginhost.Plugin, kind plugi
 	if err != nil {
 		return fmt.Errorf("plugin %s: %s %s: %w", p.Manifest.Name, kind, component, err)
 	}
+	// Tool plugins are configured in parallel (ToolEntries).
+	k.mu.Lock()
 	k.Config.MarkSensitive(string(kind), name, specs)
+	k.mu.Unlock()
 	var bodies []hcl.Body
 	if block != nil {
 		bodies = block.Bodies
