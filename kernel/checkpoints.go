@@ -57,15 +57,17 @@ type aheadSnapshot struct {
 }
 
 // startCheckpoint records the state a run starts from as its first
-// checkpoint (runID is new: it has none yet), in the background; the result arrives on the channel. When
-// ahead is a snapshot of ws (the sandbox did not move the run's files
-// elsewhere, as a worktree does) it is what is recorded: the workspace as
-// the run found it, before the sandbox opened; else ws is snapshotted now.
+// checkpoint (runID is new: it has none yet), in the background; the
+// result arrives on the channel. When ahead is a snapshot of ws (the
+// sandbox did not move the run's files elsewhere, as a worktree does) it
+// is what is recorded: the workspace as the run found it, before the
+// sandbox opened; else ws is snapshotted now (ahead's objects stay
+// unreferenced).
 func (k *Kernel) startCheckpoint(ctx context.Context, ws, runID string, ahead *aheadSnapshot) <-chan started {
 	ch := make(chan started, 1)
 	meta := checkpoint.Meta{RunID: runID, Summary: "start of run"}
 	go func() {
-		if ahead != nil && filepath.Clean(ahead.ws) == filepath.Clean(ws) {
+		if filepath.Clean(ahead.ws) == filepath.Clean(ws) {
 			<-ahead.done
 			if ahead.err != nil {
 				ch <- started{err: ahead.err}
@@ -76,9 +78,7 @@ func (k *Kernel) startCheckpoint(ctx context.Context, ws, runID string, ahead *a
 			ch <- started{store: ahead.store, cp: cp, err: err}
 			return
 		}
-		if ahead != nil {
-			k.Log.Debug("run: the sandbox moved the workspace; snapshotting it there", "from", ahead.ws, "to", ws)
-		}
+		k.Log.Debug("run: the sandbox moved the workspace; snapshotting it there", "from", ahead.ws, "to", ws)
 		store, err := k.checkpointsOf(ctx, ws)
 		if err != nil {
 			ch <- started{err: err}

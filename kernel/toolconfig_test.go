@@ -23,7 +23,9 @@ type secretTool struct{ name string }
 func (t *secretTool) Spec() tool.Spec {
 	return tool.Spec{Name: t.name, Description: "holds a secret", InputSchema: json.RawMessage(`{"type":"object"}`), Risk: tool.RiskReadOnly}
 }
-func (*secretTool) Invoke(context.Context, *tool.Call) (tool.Result, error) { return tool.Result{}, nil }
+func (*secretTool) Invoke(context.Context, *tool.Call) (tool.Result, error) {
+	return tool.Result{}, nil
+}
 func (*secretTool) ConfigSchema() plugin.Schema {
 	return plugin.Schema{Attributes: []plugin.Attribute{{Name: "pass_phrase", Type: plugin.String, Sensitive: true}}}
 }

@@ -132,16 +132,6 @@ func (bs *boxes) closeAll() {
 	bs.all = nil
 }
 
-// serverPid is the host pid of the current sandbox's server, 0 for none.
-func (bs *boxes) serverPid() int {
-	bs.mu.Lock()
-	defer bs.mu.Unlock()
-	if bs.current == nil {
-		return 0
-	}
-	return bs.current.sb.Pid()
-}
-
 // sharedProcess adapts a session's command to proc's supervisor.
 type sharedProcess struct {
 	*confine.Process

@@ -81,17 +81,17 @@ func (h *Hardened) Exec(ctx context.Context, req sandbox.ExecRequest, sio sandbo
 	spec.Argv, spec.Env = req.Argv, env
 	before := scanDenied(root, s.policy.DeniedPaths)
 	hideDenied(&spec, root, before)
-	return h.run(ctx, call{s: s, spec: spec, rep: rep, cfg: cfg, req: req, root: root, dir: dir, before: before}, sio)
+	return h.run(ctx, call{s: s, spec: spec, rep: rep, cfg: cfg, req: req, root: root, before: before}, sio)
 }
 
 // call is one command, checked and laid out.
 type call struct {
-	s         *session
-	spec      confine.Spec
-	rep       confine.Report
-	cfg       settings
-	req       sandbox.ExecRequest
-	root, dir string
+	s    *session
+	spec confine.Spec
+	rep  confine.Report
+	cfg  settings
+	req  sandbox.ExecRequest
+	root string
 	// before are the denied entries found before the command.
 	before []deniedEntry
 }
@@ -119,7 +119,7 @@ func (h *Hardened) run(ctx context.Context, c call, sio sandbox.IO) (sandbox.Exi
 	var exit sandbox.Exit
 	var oom, ran bool
 	var err error
-	if c.s.root != "" && !h.perCommand && h.shares(c.cfg, c.s, c.root, c.dir, c.spec) {
+	if c.s.root != "" && !h.perCommand && h.shares(c.cfg, c.s, c.req, c.spec.Home) {
 		asked := c.req.Limits.MemoryBytes > 0 || c.req.Limits.MaxPids > 0
 		exit, oom, ran, err = h.execShared(runCtx, c.s, c.spec, c.rep, sio, opts, asked)
 	}
@@ -209,13 +209,15 @@ func (h *Hardened) execAlone(ctx context.Context, spec confine.Spec, rep confine
 // network, limits and home a request without overrides gets. Anything
 // else (AllowNetwork over a policy without, other limits, another HOME)
 // runs in a sandbox of its own.
-func (h *Hardened) shares(cfg settings, s *session, root, dir string, spec confine.Spec) bool {
-	_, home, err := h.env(nil, s.policy.EnvAllowlist)
-	if err != nil {
+func (h *Hardened) shares(cfg settings, s *session, req sandbox.ExecRequest, home string) bool {
+	if req.AllowNetwork && !s.policy.AllowNetwork || limits(cfg, req.Limits) != limits(cfg, sandbox.Limits{}) {
 		return false
 	}
-	base, err := h.spec(cfg, s, root, dir, home, sandbox.ExecRequest{})
-	return err == nil && spec.Network == base.Network && spec.Limits == base.Limits && spec.Home == base.Home
+	if _, ok := req.Env["HOME"]; !ok {
+		return true
+	}
+	_, base, err := h.env(nil, s.policy.EnvAllowlist)
+	return err == nil && home == base
 }
 
 // spec compiles the session's policy, the configuration and the request
@@ -258,15 +260,19 @@ func (h *Hardened) spec(cfg settings, s *session, root, dir, home string, req sa
 	if len(errs) > 0 {
 		return spec, errors.Join(errs...)
 	}
-	l := req.Limits
-	spec.Limits = confine.Limits{
+	spec.Limits = limits(cfg, req.Limits)
+	return spec, nil
+}
+
+// limits are a request's limits, the configured ones where it sets none.
+func limits(cfg settings, l sandbox.Limits) confine.Limits {
+	return confine.Limits{
 		MemoryBytes: pick(l.MemoryBytes, cfg.memory),
 		Pids:        pick(l.MaxPids, cfg.Pids),
 		FileBytes:   diskLimit(cfg, l),
 		TmpBytes:    diskLimit(cfg, l),
 		CPUTime:     time.Duration(pick(int64(l.CPUTime), int64(cfg.cpu))),
 	}
-	return spec, nil
 }
 
 func pick(req, cfg int64) int64 {

@@ -18,6 +18,16 @@ import (
 	"github.com/sparrow-cli/sparrow/sdk/sandbox/confine"
 )
 
+// serverPid is the host pid of the current sandbox's server, 0 for none.
+func (bs *boxes) serverPid() int {
+	bs.mu.Lock()
+	defer bs.mu.Unlock()
+	if bs.current == nil {
+		return 0
+	}
+	return bs.current.sb.Pid()
+}
+
 // serverPid is the host pid of the session's shared sandbox, 0 for none.
 func serverPid(t *testing.T, h *Hardened, s sandbox.Session) int {
 	t.Helper()

@@ -180,21 +180,14 @@ func confineThread(plan initPlan) error {
 
 var errNotExecutable = errors.New("not executable")
 
-// lookPath finds name as a shell would, in the PATH the program gets.
+// lookPath finds name as a shell would, in the PATH the program gets and
+// from the working directory the init is in (see lookPathIn).
 func lookPath(name string) (string, error) {
-	p, err := exec.LookPath(name)
-	if err == nil {
-		return p, nil
+	wd, err := os.Getwd()
+	if err != nil {
+		return "", fmt.Errorf("working directory: %w", err)
 	}
-	if errors.Is(err, exec.ErrNotFound) || errors.Is(err, os.ErrNotExist) {
-		if strings.Contains(name, "/") {
-			if fi, serr := os.Stat(name); serr == nil && !fi.IsDir() {
-				return "", fmt.Errorf("permission denied: %s: %w", name, errNotExecutable)
-			}
-		}
-		return "", fmt.Errorf("command not found: %s", name)
-	}
-	return "", fmt.Errorf("permission denied: %s: %w", name, errNotExecutable)
+	return lookPathIn(name, os.Environ(), wd)
 }
 
 func setRlimits(plan initPlan) error {
@@ -295,9 +288,11 @@ func addPathRule(ruleset int, path string, access uint64) error {
 	return nil
 }
 
-// lookPathIn finds name as lookPath does, for a command with environment
-// env and working directory dir (the session server runs in neither):
-// the same 126 and 127 errors.
+// lookPathIn finds name as exec.LookPath does, for a command with
+// environment env and working directory dir (the session server runs in
+// neither): not found is "command not found" (127); found but not
+// executable, or found relative to the working directory through PATH
+// (exec.ErrDot), wraps errNotExecutable (126).
 func lookPathIn(name string, env []string, dir string) (string, error) {
 	abs := func(p string) string {
 		if filepath.IsAbs(p) {

@@ -55,7 +55,8 @@ func bwrapKey(bwrap string) string {
 	if !ok {
 		return ""
 	}
-	boot, err := os.ReadFile("/proc/sys/kernel/random/boot_id")
+	// A random id the kernel draws at each boot.
+	boot, err := os.ReadFile(filepath.Join("/proc/sys", "kernel", "random", "boot_id"))
 	if err != nil {
 		return ""
 	}
